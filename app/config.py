@@ -1,0 +1,102 @@
+"""Settings from the environment and an optional `.env` file, validated in one place.
+
+Every problem is reported as a `ConfigError` that names the variable, never its value when
+the value may be a secret.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dotenv import dotenv_values, find_dotenv
+
+from app.errors import ConfigError
+from app.firestore_limits import check_collection_id
+
+DEFAULT_DATABASE = "(default)"
+DEFAULT_ORDERS_COLLECTION = "orders"
+DEFAULT_OUTBOX_COLLECTION = "outbox"
+
+_HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(?P<port>\d{1,5})$")
+_PROJECT_ID = re.compile(r"^([a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Library settings; build with `load_settings()` or directly in tests."""
+
+    project_id: str | None = None
+    database: str = DEFAULT_DATABASE
+    emulator_host: str | None = None
+    credentials_path: str | None = None
+    credentials_json: str | None = field(default=None, repr=False)
+    orders_collection: str = DEFAULT_ORDERS_COLLECTION
+    outbox_collection: str = DEFAULT_OUTBOX_COLLECTION
+    log_level: str = "INFO"
+
+    def __post_init__(self) -> None:
+        if self.project_id is not None and not _PROJECT_ID.match(self.project_id):
+            raise ConfigError(
+                "FIRESTORE_PROJECT_ID must be a Google Cloud project id "
+                f"(6-30 lowercase letters, digits or hyphens), got {self.project_id!r}"
+            )
+        if not self.database:
+            raise ConfigError("FIRESTORE_DATABASE must not be empty")
+        if self.emulator_host is not None and not _valid_host_port(self.emulator_host):
+            raise ConfigError(
+                f"FIRESTORE_EMULATOR_HOST must be host:port, got {self.emulator_host!r}"
+            )
+        if self.credentials_path and self.credentials_json:
+            raise ConfigError(
+                "set only one of FIRESTORE_CREDENTIALS_PATH and FIRESTORE_CREDENTIALS_JSON"
+            )
+        for variable, value in (
+            ("ORDERS_COLLECTION", self.orders_collection),
+            ("OUTBOX_COLLECTION", self.outbox_collection),
+        ):
+            problem = check_collection_id(value)
+            if problem:
+                raise ConfigError(f"{variable} {problem}")
+        if self.orders_collection == self.outbox_collection:
+            raise ConfigError("ORDERS_COLLECTION and OUTBOX_COLLECTION must differ")
+        if not isinstance(logging.getLevelName(self.log_level), int):
+            raise ConfigError(
+                "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, "
+                f"got {self.log_level!r}"
+            )
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read settings from `environ`, or from `os.environ` over a `.env` file in the cwd.
+
+    Variables set in the process environment win over the `.env` file; the file is read,
+    never copied into `os.environ`.
+    """
+    if environ is None:
+        dotenv_path = find_dotenv(usecwd=True)
+        file_values = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
+        environ = {**file_values, **os.environ}
+
+    def get(name: str) -> str | None:
+        value = (environ.get(name) or "").strip()
+        return value or None
+
+    return Settings(
+        project_id=get("FIRESTORE_PROJECT_ID"),
+        database=get("FIRESTORE_DATABASE") or DEFAULT_DATABASE,
+        emulator_host=get("FIRESTORE_EMULATOR_HOST"),
+        credentials_path=get("FIRESTORE_CREDENTIALS_PATH"),
+        credentials_json=get("FIRESTORE_CREDENTIALS_JSON"),
+        orders_collection=get("ORDERS_COLLECTION") or DEFAULT_ORDERS_COLLECTION,
+        outbox_collection=get("OUTBOX_COLLECTION") or DEFAULT_OUTBOX_COLLECTION,
+        log_level=(get("LOG_LEVEL") or "INFO").upper(),
+    )
+
+
+def _valid_host_port(value: str) -> bool:
+    match = _HOST_PORT.match(value)
+    return bool(match) and 0 < int(match.group("port")) < 65536

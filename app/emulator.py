@@ -1,0 +1,152 @@
+"""Start, reset and stop a local Firestore emulator (for the demo and the tests).
+
+The launcher is a shell script that leaves a Java child behind when killed, so the emulator
+runs in its own process group and the whole group is ended.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import NoReturn
+
+import requests
+
+LAUNCHER_ENV = "FIRESTORE_EMULATOR_LAUNCHER"
+_LAUNCHER_IN_SDK = "platform/cloud-firestore-emulator/cloud_firestore_emulator"
+_KNOWN_SDK_ROOTS = ("/usr/lib/google-cloud-sdk", "/usr/share/google-cloud-sdk")
+
+
+class EmulatorError(RuntimeError):
+    """The emulator could not be found, started or reset."""
+
+
+def find_launcher() -> Path:
+    """The `cloud_firestore_emulator` script: `$FIRESTORE_EMULATOR_LAUNCHER` or the gcloud SDK's."""
+    candidates = [os.environ.get(LAUNCHER_ENV, "")]
+    gcloud = shutil.which("gcloud")
+    if gcloud:
+        # gcloud lives in SDK_ROOT/bin, usually behind a symlink.
+        candidates.append(str(Path(gcloud).resolve().parent.parent / _LAUNCHER_IN_SDK))
+    candidates += [f"{root}/{_LAUNCHER_IN_SDK}" for root in _KNOWN_SDK_ROOTS]
+    for candidate in filter(None, candidates):
+        if Path(candidate).is_file():
+            return Path(candidate)
+    raise EmulatorError(
+        "Firestore emulator not found: install the Debian package "
+        f"google-cloud-cli-firestore-emulator (and Java 17), or set {LAUNCHER_ENV}"
+    )
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class FirestoreEmulator:
+    """A Firestore emulator on `host:port`; use as a context manager or call start()/stop()."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int | None = None) -> None:
+        self.host = host
+        self.port = port or free_port(host)
+        self._process: subprocess.Popen[bytes] | None = None
+        self._command: list[str] = []
+        self._log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log")
+
+    @property
+    def host_port(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start the emulator and wait until it answers, at most `timeout` seconds."""
+        self._command = [str(find_launcher()), "start", f"--host={self.host}", f"--port={self.port}"]
+        self._process = subprocess.Popen(
+            self._command,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        delay = 0.1
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                self._fail("emulator exited early")
+            try:
+                if requests.get(f"http://{self.host_port}/", timeout=1).ok:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+        self._fail(f"emulator not ready after {timeout:.0f}s")
+
+    def _fail(self, reason: str) -> NoReturn:
+        tail = self.log_tail()
+        self.stop()
+        raise EmulatorError(f"{reason} (command: {' '.join(self._command)}):\n{tail}")
+
+    def reset(self, project: str) -> None:
+        """Delete every document of `project`'s default database."""
+        url = (
+            f"http://{self.host_port}/emulator/v1/projects/{project}"
+            "/databases/(default)/documents"
+        )
+        response = requests.delete(url, timeout=10)
+        if not response.ok:
+            raise EmulatorError(f"reset failed: HTTP {response.status_code} {response.text}")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the emulator's whole process group: TERM, then KILL after `timeout` seconds."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(timeout=timeout)
+                _wait_for_group_exit(process.pid, timeout)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self._log.close()
+
+    def log_tail(self, lines: int = 20) -> str:
+        self._log.flush()
+        text = Path(self._log.name).read_text(errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def __enter__(self) -> FirestoreEmulator:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _wait_for_group_exit(pgid: int, timeout: float) -> None:
+    """Wait until no process is left in group `pgid` (the launcher's Java child included)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise subprocess.TimeoutExpired(f"process group {pgid}", timeout)

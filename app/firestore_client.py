@@ -1,0 +1,86 @@
+"""`get_db_client()`: a Firestore client for the emulator or for a service account."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import firestore
+from google.oauth2 import service_account
+
+from app.config import Settings, load_settings
+from app.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+EMULATOR_DEFAULT_PROJECT = "demo-firestore-outbox"
+
+
+def get_db_client(settings: Settings | None = None) -> firestore.Client:
+    """Return a Firestore client; nothing is contacted until the first request.
+
+    With `FIRESTORE_EMULATOR_HOST` set it talks to the emulator and needs no credentials;
+    otherwise it uses the service-account key from `FIRESTORE_CREDENTIALS_PATH` or
+    `FIRESTORE_CREDENTIALS_JSON`.
+    """
+    settings = settings or load_settings()
+    if settings.emulator_host:
+        project = settings.project_id or EMULATOR_DEFAULT_PROJECT
+        client = firestore.Client(
+            project=project, database=settings.database, credentials=AnonymousCredentials()
+        )
+        # The client reads FIRESTORE_EMULATOR_HOST from os.environ only; settings may come
+        # from a .env file or from the caller, so point it at the emulator explicitly.
+        client._emulator_host = settings.emulator_host
+        logger.debug("using the Firestore emulator at %s", settings.emulator_host)
+        return client
+    credentials = _service_account(settings)
+    project = settings.project_id or credentials.project_id
+    if not project:
+        raise ConfigError(
+            "FIRESTORE_PROJECT_ID is not set and the service-account key names no project_id"
+        )
+    return firestore.Client(project=project, database=settings.database, credentials=credentials)
+
+
+def _service_account(settings: Settings) -> service_account.Credentials:
+    if settings.credentials_json:
+        try:
+            info: Any = json.loads(settings.credentials_json)
+        except ValueError:
+            # `from None`: the decode error carries the secret text.
+            raise ConfigError("FIRESTORE_CREDENTIALS_JSON is not valid JSON") from None
+        return _from_info(info, "FIRESTORE_CREDENTIALS_JSON")
+    if settings.credentials_path:
+        try:
+            with open(settings.credentials_path, encoding="utf-8") as handle:
+                info = json.load(handle)
+        except OSError as exc:
+            raise ConfigError(
+                f"FIRESTORE_CREDENTIALS_PATH: cannot read {settings.credentials_path!r} "
+                f"({exc.strerror})"
+            ) from None
+        except ValueError:
+            raise ConfigError(
+                f"FIRESTORE_CREDENTIALS_PATH: {settings.credentials_path!r} is not valid JSON"
+            ) from None
+        return _from_info(info, "FIRESTORE_CREDENTIALS_PATH")
+    raise ConfigError(
+        "no Firestore credentials: set FIRESTORE_CREDENTIALS_PATH or FIRESTORE_CREDENTIALS_JSON "
+        "(or FIRESTORE_EMULATOR_HOST for the local emulator)"
+    )
+
+
+def _from_info(info: Any, variable: str) -> service_account.Credentials:
+    if not isinstance(info, dict) or info.get("type") != "service_account":
+        raise ConfigError(f"{variable} does not hold a service-account key")
+    try:
+        return service_account.Credentials.from_service_account_info(
+            info, scopes=["https://www.googleapis.com/auth/datastore"]
+        )
+    except (ValueError, KeyError) as exc:
+        # Name the problem, never the key material.
+        problem = "missing field " + str(exc) if isinstance(exc, KeyError) else "malformed key"
+        raise ConfigError(f"{variable} holds an unusable service-account key: {problem}") from None

@@ -1,0 +1,111 @@
+"""Firestore's data rules and size formula, checked locally so bad data fails before a commit.
+
+Sizes follow Firestore's documented storage-size formula (strings are UTF-8 bytes + 1, numbers
+and timestamps 8, a document adds its name size and 32 bytes). The probes behind the nesting
+rules were run on the emulator: maps nest 20 deep, an array may not hold an array directly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from google.cloud.firestore_v1 import DocumentReference, GeoPoint
+from google.cloud.firestore_v1.transforms import Sentinel
+
+MAX_DOCUMENT_BYTES = 1_048_576
+MAX_REQUEST_BYTES = 10 * 1024 * 1024
+MAX_WRITES_PER_BATCH = 500
+MAX_NESTING_DEPTH = 20
+MAX_NAME_BYTES = 1500
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+_RESERVED_NAME = re.compile(r"^__.*__$", re.DOTALL)
+
+
+def check_collection_id(value: object) -> str | None:
+    """Return why `value` is not a valid collection or document id, or None if it is."""
+    if not isinstance(value, str) or not value:
+        return "must be a non-empty string"
+    if "/" in value or value in (".", ".."):
+        return f"must not contain '/' or be '.' or '..', got {value!r}"
+    if _RESERVED_NAME.match(value):
+        return f"must not match __.*__ (reserved by Firestore), got {value!r}"
+    if len(value.encode()) > MAX_NAME_BYTES:
+        return f"must be at most {MAX_NAME_BYTES} bytes"
+    return None
+
+
+check_document_id = check_collection_id
+
+
+def json_value_problem(value: object, where: str, depth: int = 0) -> str | None:
+    """Return why `value` is not a JSON-compatible value Firestore can store, or None.
+
+    JSON-compatible means None, bool, int (64-bit), finite float, str, list and dict with
+    string keys; `where` names the value in the message, e.g. ``items[0].price``.
+    """
+    if depth > MAX_NESTING_DEPTH:
+        return f"{where} is nested deeper than {MAX_NESTING_DEPTH} levels"
+    if value is None or isinstance(value, (bool, str)):
+        return None
+    if isinstance(value, int):
+        if INT64_MIN <= value <= INT64_MAX:
+            return None
+        return f"{where} is outside the 64-bit integer range"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where} must be a finite number"
+    if isinstance(value, (list, tuple)):
+        for index, element in enumerate(value):
+            if isinstance(element, (list, tuple)):
+                return f"{where}[{index}] is an array directly inside an array"
+            problem = json_value_problem(element, f"{where}[{index}]", depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, Mapping):
+        for key, element in value.items():
+            if not isinstance(key, str) or not key:
+                return f"{where} has a key {key!r} that is not a non-empty string"
+            if _RESERVED_NAME.match(key) or len(key.encode()) > MAX_NAME_BYTES:
+                return f"{where} has a key {key!r} that Firestore does not accept as a field name"
+            problem = json_value_problem(element, f"{where}.{key}", depth + 1)
+            if problem:
+                return problem
+        return None
+    return f"{where} has type {type(value).__name__}, which is not JSON-compatible"
+
+
+def value_size(value: Any) -> int:
+    """Storage size of one field value in bytes, by Firestore's documented formula."""
+    if value is None or isinstance(value, bool):
+        return 1
+    if isinstance(value, (int, float, dt.datetime, Sentinel)):
+        # Sentinels (SERVER_TIMESTAMP) become timestamps on the server.
+        return 8
+    if isinstance(value, str):
+        return len(value.encode()) + 1
+    if isinstance(value, bytes):
+        return len(value)
+    if isinstance(value, GeoPoint):
+        return 16
+    if isinstance(value, DocumentReference):
+        return name_size(value.path)
+    if isinstance(value, (list, tuple)):
+        return sum(value_size(element) for element in value)
+    if isinstance(value, Mapping):
+        return sum(len(str(key).encode()) + 1 + value_size(v) for key, v in value.items())
+    raise TypeError(f"cannot size a value of type {type(value).__name__}")
+
+
+def name_size(path: str) -> int:
+    """Storage size of a document name such as ``orders/abc``."""
+    return sum(len(segment.encode()) + 1 for segment in path.split("/")) + 16
+
+
+def document_size(path: str, data: Mapping[str, Any]) -> int:
+    """Storage size of the document at `path` holding `data`."""
+    return name_size(path) + value_size(data) + 32

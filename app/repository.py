@@ -1,0 +1,97 @@
+"""Repositories for orders and outbox events; they queue writes on a unit of work."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from google.cloud.firestore import SERVER_TIMESTAMP
+
+from app.config import load_settings
+from app.domain import REQUEST_HASH_FIELD, EventStatus
+from app.errors import InvalidInput
+from app.firestore_limits import check_document_id, json_value_problem
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+    from app.uow import FirestoreUnitOfWork
+
+
+def _collection_name(name: str | None, attribute: str) -> str:
+    return name if name is not None else str(getattr(load_settings(), attribute))
+
+
+def _checked_id(value: str, what: str) -> str:
+    problem = check_document_id(value)
+    if problem:
+        raise InvalidInput(f"{what} {problem}")
+    return value
+
+
+class OrderRepository:
+    """Orders in `ORDERS_COLLECTION`."""
+
+    def __init__(self, db: Client, collection: str | None = None) -> None:
+        self._collection = db.collection(_collection_name(collection, "orders_collection"))
+
+    def add(
+        self, order_data: Mapping[str, Any], uow: FirestoreUnitOfWork, *, order_id: str | None = None
+    ) -> str:
+        """Queue the creation of an order and return its id (`order_id` or a new one).
+
+        An order carrying `requestHash` is guarded: committing it again is a replay, not a
+        duplicate (see `FirestoreUnitOfWork.add_create`).
+        """
+        ref = self._collection.document(_checked_id(order_id, "order_id") if order_id else None)
+        guard = REQUEST_HASH_FIELD if order_data.get(REQUEST_HASH_FIELD) else None
+        uow.add_create(ref, dict(order_data), idempotency_field=guard)
+        return str(ref.id)
+
+    def get(self, order_id: str) -> dict[str, Any] | None:
+        snapshot = self._collection.document(_checked_id(order_id, "order_id")).get()
+        return snapshot.to_dict() if snapshot.exists else None
+
+
+class OutboxRepository:
+    """Outbox events in `OUTBOX_COLLECTION`; the document id is the event id."""
+
+    def __init__(self, db: Client, collection: str | None = None) -> None:
+        self._collection = db.collection(_collection_name(collection, "outbox_collection"))
+
+    def add(self, event_data: Mapping[str, Any], uow: FirestoreUnitOfWork) -> str:
+        """Queue a `PENDING` outbox event and return its id.
+
+        `event_data` holds `eventType`, `aggregateType`, `aggregateId` and a JSON-compatible
+        `payload`; `eventId` is optional and a random UUID otherwise.
+        """
+        for name in ("eventType", "aggregateType", "aggregateId"):
+            value = event_data.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidInput(f"event {name} must be a non-empty string, got {value!r}")
+        payload = event_data.get("payload")
+        if not isinstance(payload, Mapping):
+            raise InvalidInput(f"event payload must be a mapping, got {type(payload).__name__}")
+        problem = json_value_problem(payload, "payload")
+        if problem:
+            raise InvalidInput(f"event {problem}")
+        event_id = _checked_id(str(event_data.get("eventId") or uuid.uuid4()), "eventId")
+        uow.add_create(
+            self._collection.document(event_id),
+            {
+                "eventId": event_id,
+                "eventType": event_data["eventType"],
+                "aggregateType": event_data["aggregateType"],
+                "aggregateId": event_data["aggregateId"],
+                "payload": dict(payload),
+                "status": EventStatus.PENDING.value,
+                "attempts": 0,
+                "createdAt": SERVER_TIMESTAMP,
+                "updatedAt": SERVER_TIMESTAMP,
+                "processingInstanceId": None,
+                "processedAt": None,
+                "lastError": None,
+            },
+        )
+        return event_id
