@@ -96,13 +96,7 @@ class FirestoreEmulator:
 
     def reset(self, project: str) -> None:
         """Delete every document of `project`'s default database."""
-        url = (
-            f"http://{self.host_port}/emulator/v1/projects/{project}"
-            "/databases/(default)/documents"
-        )
-        response = requests.delete(url, timeout=10)
-        if not response.ok:
-            raise EmulatorError(f"reset failed: HTTP {response.status_code} {response.text}")
+        reset_emulator(self.host_port, project)
 
     def stop(self, timeout: float = 10.0) -> None:
         """End the emulator's whole process group: TERM, then KILL after `timeout` seconds."""
@@ -138,6 +132,14 @@ class FirestoreEmulator:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def reset_emulator(host_port: str, project: str) -> None:
+    """Delete every document of `project`'s default database on the emulator at `host_port`."""
+    url = f"http://{host_port}/emulator/v1/projects/{project}/databases/(default)/documents"
+    response = requests.delete(url, timeout=10)
+    if not response.ok:
+        raise EmulatorError(f"reset failed: HTTP {response.status_code} {response.text}")
 
 
 def _wait_for_group_exit(pgid: int, timeout: float) -> None:

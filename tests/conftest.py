@@ -1,0 +1,44 @@
+"""Fixtures shared by the tiers. Only tests that ask for `emulator_host` start Java."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from google.cloud import firestore
+
+from app.config import Settings
+from app.emulator import FirestoreEmulator, reset_emulator
+from app.firestore_client import get_db_client
+
+PROJECT = "outbox-test"
+
+
+@pytest.fixture(scope="session")
+def emulator_host() -> Iterator[str]:
+    """`FIRESTORE_EMULATOR_HOST` if set, else an emulator of our own on a free port."""
+    external = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    if external:
+        yield external
+        return
+    with FirestoreEmulator() as emulator:
+        yield emulator.host_port
+
+
+@pytest.fixture
+def settings(emulator_host: str) -> Settings:
+    reset_emulator(emulator_host, PROJECT)
+    return Settings(project_id=PROJECT, emulator_host=emulator_host)
+
+
+@pytest.fixture
+def db(settings: Settings) -> firestore.Client:
+    return get_db_client(settings)
+
+
+@pytest.fixture
+def unique() -> str:
+    """A fresh id fragment, so values never collide across tests or runs."""
+    return uuid.uuid4().hex[:12]

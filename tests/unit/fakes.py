@@ -1,0 +1,48 @@
+"""Hand-written fakes over fake-firestore's in-memory client, for the unit tier."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fake_firestore import MockFirestore
+from fake_firestore.transaction import FakeWriteBatch
+from google.api_core.exceptions import AlreadyExists, GoogleAPICallError
+
+
+class StrictBatch(FakeWriteBatch):
+    """Rejects the whole batch when a create hits an existing document, as Firestore does."""
+
+    def __init__(self, client: FakeDb) -> None:
+        super().__init__(client)
+        self._db = client
+        self._creates: list[Any] = []
+
+    def create(self, reference: Any, document_data: dict[str, Any]) -> StrictBatch:
+        self._creates.append(reference)
+        super().create(reference, document_data)
+        return self
+
+    def commit(self, timeout: float | None = None) -> list[Any]:
+        self._db.commit_calls += 1
+        if self._db.fail_next_commit is not None:
+            error, self._db.fail_next_commit = self._db.fail_next_commit, None
+            raise error
+        for reference in self._creates:
+            if reference.get().exists:
+                raise AlreadyExists(f"entity already exists: {reference.path}")
+        return super().commit(timeout)
+
+
+class FakeDb(MockFirestore):  # type: ignore[misc]
+    """In-memory Firestore that counts commits and can fail the next one on request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commit_calls = 0
+        self.fail_next_commit: GoogleAPICallError | None = None
+
+    def batch(self) -> StrictBatch:
+        return StrictBatch(self)
+
+    def documents(self, collection: str) -> dict[str, dict[str, Any]]:
+        return {doc.id: doc.to_dict() for doc in self.collection(collection).stream()}
