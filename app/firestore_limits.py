@@ -18,6 +18,11 @@ from google.cloud.firestore_v1.transforms import Sentinel
 
 MAX_DOCUMENT_BYTES = 1_048_576
 MAX_REQUEST_BYTES = 10 * 1024 * 1024
+# The emulator's gRPC server refuses messages over 4 MiB (seen: "gRPC message exceeds maximum
+# size 4194304"), and the client then retries that refusal for 60 seconds.
+EMULATOR_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+# Room for the rest of the CommitRequest (database name, framing) beside the writes.
+REQUEST_ENVELOPE_BYTES = 1024
 MAX_WRITES_PER_BATCH = 500
 MAX_NESTING_DEPTH = 20
 MAX_NAME_BYTES = 1500

@@ -22,11 +22,12 @@ from app.errors import (
     UnitOfWorkClosed,
 )
 from app.firestore_limits import (
+    EMULATOR_MAX_REQUEST_BYTES,
     MAX_DOCUMENT_BYTES,
     MAX_REQUEST_BYTES,
     MAX_WRITES_PER_BATCH,
+    REQUEST_ENVELOPE_BYTES,
     document_size,
-    name_size,
 )
 from app.repository import OrderRepository, OutboxRepository
 
@@ -48,7 +49,6 @@ class _Write:
     op: str
     ref: DocumentReference
     data: Mapping[str, Any] | None
-    size: int
     merge: bool = False
     idempotency_field: str | None = None
 
@@ -57,9 +57,10 @@ class FirestoreUnitOfWork:
     """Collects writes and commits them atomically in one `WriteBatch`.
 
     As a context manager it commits on a clean exit and discards everything when an exception
-    leaves the block; `commit()` commits explicitly, once. Writes are checked as they are
-    added, so a batch Firestore would reject (a document over 1 MiB, more than `max_writes`
-    writes, more than `max_batch_bytes`) fails early with an `InvalidInput` and writes nothing.
+    leaves the block; `commit()` commits explicitly, once. A batch Firestore would reject fails
+    with an `InvalidInput` before it is sent, and nothing is written: a document over 1 MiB or
+    more than `max_writes` writes as they are added, more than `max_batch_bytes` of encoded
+    request at commit (default 10 MiB, or 4 MiB when `db` talks to the emulator).
     """
 
     def __init__(
@@ -68,13 +69,16 @@ class FirestoreUnitOfWork:
         settings: Settings | None = None,
         *,
         max_writes: int = MAX_WRITES_PER_BATCH,
-        max_batch_bytes: int = MAX_REQUEST_BYTES,
+        max_batch_bytes: int | None = None,
     ) -> None:
         settings = settings or load_settings()
         self.db = db
         self.orders = OrderRepository(db, settings.orders_collection)
         self.outbox = OutboxRepository(db, settings.outbox_collection)
         self._max_writes = max_writes
+        if max_batch_bytes is None:
+            on_emulator = getattr(db, "_emulator_host", None)
+            max_batch_bytes = EMULATOR_MAX_REQUEST_BYTES if on_emulator else MAX_REQUEST_BYTES
         self._max_batch_bytes = max_batch_bytes
         self._writes: list[_Write] = []
         self._state = _State.OPEN
@@ -123,17 +127,17 @@ class FirestoreUnitOfWork:
         the commit writes nothing and reports `replayed`; a different value raises
         `IdempotencyConflict`.
         """
-        self._add(_Write("create", ref, data, self._sized(ref, data), False, idempotency_field))
+        self._add(_Write("create", ref, data, False, idempotency_field))
 
     def add_set(self, ref: DocumentReference, data: Mapping[str, Any], merge: bool = False) -> None:
-        self._add(_Write("set", ref, data, self._sized(ref, data), merge))
+        self._add(_Write("set", ref, data, merge))
 
     def add_update(self, ref: DocumentReference, data: Mapping[str, Any]) -> None:
         # Only the written fields are known here, so only they are measured.
-        self._add(_Write("update", ref, data, self._sized(ref, data)))
+        self._add(_Write("update", ref, data))
 
     def add_delete(self, ref: DocumentReference) -> None:
-        self._add(_Write("delete", ref, None, name_size(ref.path)))
+        self._add(_Write("delete", ref, None))
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -161,6 +165,11 @@ class FirestoreUnitOfWork:
                 batch.update(write.ref, write.data)
             else:
                 batch.delete(write.ref)
+        size = _request_size(batch, writes)
+        if size > self._max_batch_bytes:
+            raise BatchTooLarge(
+                f"the batch would be {size} bytes; the limit is {self._max_batch_bytes}"
+            )
         try:
             if writes:
                 batch.commit()
@@ -198,26 +207,27 @@ class FirestoreUnitOfWork:
         # Some guarded documents missing means the clash came from another write.
         return found == len(guarded)
 
-    def _sized(self, ref: DocumentReference, data: Mapping[str, Any]) -> int:
-        size = document_size(ref.path, data)
-        if size > MAX_DOCUMENT_BYTES:
-            raise DocumentTooLarge(
-                f"document {ref.path} would be {size} bytes; Firestore's limit is "
-                f"{MAX_DOCUMENT_BYTES}"
-            )
-        return size
-
     def _add(self, write: _Write) -> None:
         self._ensure_open()
+        if write.data is not None:
+            size = document_size(write.ref.path, write.data)
+            if size > MAX_DOCUMENT_BYTES:
+                raise DocumentTooLarge(
+                    f"document {write.ref.path} would be {size} bytes; Firestore's limit is "
+                    f"{MAX_DOCUMENT_BYTES}"
+                )
         if len(self._writes) >= self._max_writes:
             raise BatchTooLarge(f"a unit of work holds at most {self._max_writes} writes")
-        total = sum(w.size for w in self._writes) + write.size
-        if total > self._max_batch_bytes:
-            raise BatchTooLarge(
-                f"the batch would be {total} bytes; the limit is {self._max_batch_bytes}"
-            )
         self._writes.append(write)
 
     def _ensure_open(self) -> None:
         if self._state is not _State.OPEN:
             raise UnitOfWorkClosed(f"this unit of work is already {self._state.value}")
+
+
+def _request_size(batch: Any, writes: list[_Write]) -> int:
+    """Bytes the commit will send: the encoded writes the client built, plus the envelope."""
+    encoded = getattr(batch, "_write_pbs", None)  # google-cloud-firestore's WriteBatch
+    if encoded is None:  # an in-memory fake: estimate with the storage-size formula
+        return sum(document_size(w.ref.path, w.data or {}) for w in writes)
+    return REQUEST_ENVELOPE_BYTES + sum(type(pb).pb(pb).ByteSize() for pb in encoded)

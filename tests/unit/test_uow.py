@@ -107,12 +107,14 @@ def test_batch_over_the_write_limit_is_refused_before_commit(db: FakeDb) -> None
     assert db.commit_calls == 0
 
 
-def test_batch_over_the_byte_limit_is_refused_before_commit(db: FakeDb) -> None:
+def test_batch_over_the_byte_limit_is_refused_without_a_round_trip(db: FakeDb) -> None:
     uow = uow_for(db, max_batch_bytes=1000)
     uow.add_create(db.collection("a").document("1"), {"s": "x" * 600})
-    with pytest.raises(BatchTooLarge, match="bytes; the limit is 1000"):
-        uow.add_create(db.collection("a").document("2"), {"s": "x" * 600})
-    assert isinstance(BatchTooLarge("x"), ValueError)
+    uow.add_create(db.collection("a").document("2"), {"s": "x" * 600})
+    with pytest.raises(BatchTooLarge, match="bytes; the limit is 1000") as raised:
+        uow.commit()
+    assert isinstance(raised.value, ValueError)
+    assert db.commit_calls == 0 and db.documents("a") == {}
 
 
 def test_transport_failure_becomes_commit_failed_and_closes_the_unit(db: FakeDb) -> None:
