@@ -56,7 +56,10 @@ def _on_emulator(settings: Settings) -> Iterator[Settings]:
 def _demo(settings: Settings) -> int:
     with _on_emulator(settings) as settings:
         db = get_db_client(settings)
-        items = [{"productId": "sku-espresso", "quantity": 2}, {"productId": "sku-mug", "quantity": 1}]
+        items = [
+            {"productId": "sku-espresso", "quantity": 2},
+            {"productId": "sku-mug", "quantity": 1},
+        ]
 
         print("\n1. An order and its OrderCreated event, committed in one batch:")
         with FirestoreUnitOfWork(db, settings) as uow:

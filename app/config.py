@@ -99,4 +99,4 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
 def _valid_host_port(value: str) -> bool:
     match = _HOST_PORT.match(value)
-    return bool(match) and 0 < int(match.group("port")) < 65536
+    return match is not None and 0 < int(match.group("port")) < 65536

@@ -45,9 +45,7 @@ class NewOrder:
     request_hash: str
 
     @classmethod
-    def parse(
-        cls, customer_id: object, items: object, idempotency_key: object = None
-    ) -> NewOrder:
+    def parse(cls, customer_id: object, items: object, idempotency_key: object = None) -> NewOrder:
         """Validate the arguments of `create_new_order`; raise `InvalidOrder` naming the flaw."""
         if not isinstance(customer_id, str) or not customer_id.strip():
             raise InvalidOrder(f"customer_id must be a non-empty string, got {customer_id!r}")

@@ -59,7 +59,8 @@ class FirestoreEmulator:
         self.port = port or free_port(host)
         self._process: subprocess.Popen[bytes] | None = None
         self._command: list[str] = []
-        self._log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log")
+        # Lives from start() to stop(), so it cannot be a with-block.
+        self._log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log")  # noqa: SIM115
 
     @property
     def host_port(self) -> str:
@@ -67,7 +68,12 @@ class FirestoreEmulator:
 
     def start(self, timeout: float = 60.0) -> None:
         """Start the emulator and wait until it answers, at most `timeout` seconds."""
-        self._command = [str(find_launcher()), "start", f"--host={self.host}", f"--port={self.port}"]
+        self._command = [
+            str(find_launcher()),
+            "start",
+            f"--host={self.host}",
+            f"--port={self.port}",
+        ]
         self._process = subprocess.Popen(
             self._command,
             stdout=self._log,

@@ -29,7 +29,9 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
     if settings.emulator_host:
         project = settings.project_id or EMULATOR_DEFAULT_PROJECT
         client = firestore.Client(
-            project=project, database=settings.database, credentials=AnonymousCredentials()
+            project=project,
+            database=settings.database,
+            credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
         )
         # The client reads FIRESTORE_EMULATOR_HOST from os.environ only; settings may come
         # from a .env file or from the caller, so point it at the emulator explicitly.
@@ -77,9 +79,12 @@ def _from_info(info: Any, variable: str) -> service_account.Credentials:
     if not isinstance(info, dict) or info.get("type") != "service_account":
         raise ConfigError(f"{variable} does not hold a service-account key")
     try:
-        return service_account.Credentials.from_service_account_info(
-            info, scopes=["https://www.googleapis.com/auth/datastore"]
+        credentials: service_account.Credentials = (
+            service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]
+                info, scopes=["https://www.googleapis.com/auth/datastore"]
+            )
         )
+        return credentials
     except (ValueError, KeyError) as exc:
         # Name the problem, never the key material.
         problem = "missing field " + str(exc) if isinstance(exc, KeyError) else "malformed key"

@@ -37,7 +37,11 @@ class OrderRepository:
         self._collection = db.collection(_collection_name(collection, "orders_collection"))
 
     def add(
-        self, order_data: Mapping[str, Any], uow: FirestoreUnitOfWork, *, order_id: str | None = None
+        self,
+        order_data: Mapping[str, Any],
+        uow: FirestoreUnitOfWork,
+        *,
+        order_id: str | None = None,
     ) -> str:
         """Queue the creation of an order and return its id (`order_id` or a new one).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,7 @@ from app.firestore_limits import (
 from app.repository import OrderRepository, OutboxRepository
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentReference
+    from google.cloud.firestore import Client, DocumentReference, WriteBatch
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +48,19 @@ class _State(Enum):
 class _Write:
     op: str
     ref: DocumentReference
-    data: Mapping[str, Any] | None
+    data: dict[str, Any] = field(default_factory=dict)  # a copy: later caller edits don't leak
     merge: bool = False
     idempotency_field: str | None = None
+
+    def apply(self, batch: WriteBatch) -> None:
+        if self.op == "create":
+            batch.create(self.ref, self.data)
+        elif self.op == "set":
+            batch.set(self.ref, self.data, merge=self.merge)
+        elif self.op == "update":
+            batch.update(self.ref, self.data)
+        else:
+            batch.delete(self.ref)
 
 
 class FirestoreUnitOfWork:
@@ -127,17 +137,17 @@ class FirestoreUnitOfWork:
         the commit writes nothing and reports `replayed`; a different value raises
         `IdempotencyConflict`.
         """
-        self._add(_Write("create", ref, data, False, idempotency_field))
+        self._add(_Write("create", ref, dict(data), False, idempotency_field))
 
     def add_set(self, ref: DocumentReference, data: Mapping[str, Any], merge: bool = False) -> None:
-        self._add(_Write("set", ref, data, merge))
+        self._add(_Write("set", ref, dict(data), merge))
 
     def add_update(self, ref: DocumentReference, data: Mapping[str, Any]) -> None:
         # Only the written fields are known here, so only they are measured.
-        self._add(_Write("update", ref, data))
+        self._add(_Write("update", ref, dict(data)))
 
     def add_delete(self, ref: DocumentReference) -> None:
-        self._add(_Write("delete", ref, None))
+        self._add(_Write("delete", ref))
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -157,14 +167,7 @@ class FirestoreUnitOfWork:
         self._state = _State.FAILED
         batch = self.db.batch()
         for write in writes:
-            if write.op == "create":
-                batch.create(write.ref, write.data)
-            elif write.op == "set":
-                batch.set(write.ref, write.data, merge=write.merge)
-            elif write.op == "update":
-                batch.update(write.ref, write.data)
-            else:
-                batch.delete(write.ref)
+            write.apply(batch)
         size = _request_size(batch, writes)
         if size > self._max_batch_bytes:
             raise BatchTooLarge(
@@ -196,11 +199,10 @@ class FirestoreUnitOfWork:
             snapshot = snapshots.get(write.ref.path)
             if snapshot is None or not snapshot.exists:
                 continue
-            assert write.data is not None and write.idempotency_field is not None
-            field = write.idempotency_field
-            if snapshot.get(field) != write.data.get(field):
+            guard = str(write.idempotency_field)
+            if snapshot.get(guard) != write.data.get(guard):
                 raise IdempotencyConflict(
-                    f"{write.ref.path} already exists with a different {field}: "
+                    f"{write.ref.path} already exists with a different {guard}: "
                     "the idempotency key was reused with different arguments"
                 )
             found += 1
@@ -209,7 +211,7 @@ class FirestoreUnitOfWork:
 
     def _add(self, write: _Write) -> None:
         self._ensure_open()
-        if write.data is not None:
+        if write.op != "delete":
             size = document_size(write.ref.path, write.data)
             if size > MAX_DOCUMENT_BYTES:
                 raise DocumentTooLarge(
@@ -229,5 +231,5 @@ def _request_size(batch: Any, writes: list[_Write]) -> int:
     """Bytes the commit will send: the encoded writes the client built, plus the envelope."""
     encoded = getattr(batch, "_write_pbs", None)  # google-cloud-firestore's WriteBatch
     if encoded is None:  # an in-memory fake: estimate with the storage-size formula
-        return sum(document_size(w.ref.path, w.data or {}) for w in writes)
-    return REQUEST_ENVELOPE_BYTES + sum(type(pb).pb(pb).ByteSize() for pb in encoded)
+        return sum(document_size(w.ref.path, w.data) for w in writes)
+    return REQUEST_ENVELOPE_BYTES + sum(int(type(pb).pb(pb).ByteSize()) for pb in encoded)

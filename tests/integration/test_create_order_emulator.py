@@ -86,9 +86,8 @@ def test_different_keys_make_different_orders(
 def test_invalid_input_writes_nothing(
     db: firestore.Client, settings: Settings, customer_id: Any, items: Any
 ) -> None:
-    with FirestoreUnitOfWork(db, settings) as uow:
-        with pytest.raises(InvalidOrder):
-            create_new_order(customer_id, items, uow, idempotency_key="k")
+    with FirestoreUnitOfWork(db, settings) as uow, pytest.raises(InvalidOrder):
+        create_new_order(customer_id, items, uow, idempotency_key="k")
     assert documents(db, "orders") == {}
     assert documents(db, "outbox") == {}
 

@@ -26,7 +26,12 @@ def test_batch_that_fails_to_commit_leaves_neither_document(
     taken.set({"customerId": "earlier"})
     uow = FirestoreUnitOfWork(db, settings)
     event_id = uow.outbox.add(
-        {"eventType": "OrderCreated", "aggregateType": "order", "aggregateId": "taken", "payload": {}},
+        {
+            "eventType": "OrderCreated",
+            "aggregateType": "order",
+            "aggregateId": "taken",
+            "payload": {},
+        },
         uow,
     )
     uow.add_create(taken, {"customerId": "later"})
@@ -36,7 +41,9 @@ def test_batch_that_fails_to_commit_leaves_neither_document(
     assert taken.get().to_dict() == {"customerId": "earlier"}
 
 
-def test_exception_inside_the_block_writes_nothing(db: firestore.Client, settings: Settings) -> None:
+def test_exception_inside_the_block_writes_nothing(
+    db: firestore.Client, settings: Settings
+) -> None:
     with pytest.raises(RuntimeError), FirestoreUnitOfWork(db, settings) as uow:
         create_new_order("c1", ITEMS, uow)
         raise RuntimeError("payment declined")
@@ -63,9 +70,11 @@ def test_oversized_batch_is_refused_before_firestore_sees_it(
     db: firestore.Client, settings: Settings
 ) -> None:
     # The emulator refuses requests over 4 MiB (production: 10 MiB); 5 MB must not be sent.
-    with pytest.raises(BatchTooLarge, match="bytes; the limit is 4194304"):
-        with FirestoreUnitOfWork(db, settings) as uow:
-            fill(db, uow, 5)
+    with (
+        pytest.raises(BatchTooLarge, match="bytes; the limit is 4194304"),
+        FirestoreUnitOfWork(db, settings) as uow,
+    ):
+        fill(db, uow, 5)
     assert count(db, "blobs") == 0
 
 

@@ -34,7 +34,10 @@ def test_values_are_read_and_trimmed() -> None:
     assert settings.project_id == "shop-prod"
     assert settings.database == "orders-db"
     assert settings.emulator_host == "localhost:8080"
-    assert (settings.orders_collection, settings.outbox_collection) == ("shop_orders", "shop_outbox")
+    assert (settings.orders_collection, settings.outbox_collection) == (
+        "shop_orders",
+        "shop_outbox",
+    )
     assert settings.log_level == "DEBUG"
 
 

@@ -59,7 +59,9 @@ def test_key_file_and_explicit_project_and_database(
 
 
 def test_no_credentials_outside_the_emulator_fails_naming_both_variables() -> None:
-    with pytest.raises(ConfigError, match="FIRESTORE_CREDENTIALS_PATH or FIRESTORE_CREDENTIALS_JSON"):
+    with pytest.raises(
+        ConfigError, match="FIRESTORE_CREDENTIALS_PATH or FIRESTORE_CREDENTIALS_JSON"
+    ):
         get_db_client(Settings(project_id="shop-prod"))
 
 

@@ -16,7 +16,12 @@ from app.firestore_limits import (
 
 def test_document_size_matches_firestores_documented_example() -> None:
     # The worked example on Firestore's "Storage size calculations" page: 147 bytes.
-    data = {"type": "Personal", "done": False, "priority": 1, "description": "Learn Cloud Firestore"}
+    data = {
+        "type": "Personal",
+        "done": False,
+        "priority": 1,
+        "description": "Learn Cloud Firestore",
+    }
     assert document_size("users/jeff/tasks/my_task_id", data) == 147
 
 
@@ -34,9 +39,7 @@ def test_value_sizes_by_type() -> None:
         value_size(object())
 
 
-@pytest.mark.parametrize(
-    "value", ["", "a/b", ".", "..", "__x__", "é" * 751, None, 3]
-)
+@pytest.mark.parametrize("value", ["", "a/b", ".", "..", "__x__", "é" * 751, None, 3])
 def test_bad_collection_ids_are_explained(value: object) -> None:
     assert check_collection_id(value)
 

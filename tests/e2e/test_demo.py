@@ -1,0 +1,62 @@
+"""The `outbox demo` console script, run as a user would."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+from google.cloud import firestore
+
+from app.config import Settings
+
+OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
+
+
+def run_demo(env_overrides: dict[str, str | None]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "ORDERS_"))}
+    env.update({k: v for k, v in env_overrides.items() if v is not None})
+    return subprocess.run(
+        [OUTBOX, "demo"], env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+def test_demo_on_a_running_emulator_writes_two_orders_with_their_events(
+    settings: Settings, db: firestore.Client
+) -> None:
+    result = run_demo(
+        {
+            "FIRESTORE_EMULATOR_HOST": settings.emulator_host,
+            "FIRESTORE_PROJECT_ID": settings.project_id,
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    assert result.returncode == 0, result.stderr
+    assert "replayed=True" in result.stdout
+    assert "IdempotencyConflict" in result.stdout and "InvalidOrder" in result.stdout
+    orders = {doc.id: doc.to_dict() for doc in db.collection("orders").get()}
+    events = [doc.to_dict() for doc in db.collection("outbox").get()]
+    assert len(orders) == 2
+    assert sorted(e["aggregateId"] for e in events) == sorted(orders)
+    assert {e["status"] for e in events} == {"PENDING"}
+    for order_id in orders:
+        assert order_id in result.stdout
+
+
+def test_demo_without_an_emulator_starts_and_stops_its_own() -> None:
+    result = run_demo({"LOG_LEVEL": "WARNING"})
+    assert result.returncode == 0, result.stderr
+    first_line = result.stdout.splitlines()[0]
+    assert first_line.startswith("Started a Firestore emulator at 127.0.0.1:")
+    host, port = first_line.split(" at ")[1].split(" ")[0].split(":")
+    with socket.socket() as sock:
+        assert sock.connect_ex((host, int(port))) != 0, "the demo left its emulator running"
+
+
+def test_bad_configuration_is_reported_without_a_traceback() -> None:
+    result = run_demo({"FIRESTORE_EMULATOR_HOST": "not-a-host-port"})
+    assert result.returncode == 2
+    assert "error: FIRESTORE_EMULATOR_HOST must be host:port" in result.stderr
+    assert "Traceback" not in result.stderr

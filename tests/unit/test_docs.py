@@ -1,0 +1,38 @@
+"""The README, credentials.example and .ci/run must stay true to the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def readme_commands() -> list[str]:
+    blocks = re.findall(r"```sh\n(.*?)\n```", (ROOT / "README.md").read_text(), re.DOTALL)
+    return [line for block in blocks for line in block.splitlines() if line.startswith("python3")]
+
+
+def variables_read_by_the_code() -> set[str]:
+    names = set()
+    for path in (ROOT / "app").glob("*.py"):
+        text = path.read_text()
+        names |= set(re.findall(r'get\("([A-Z][A-Z0-9_]+)"\)', text))
+        names |= set(re.findall(r'_ENV = "([A-Z][A-Z0-9_]+)"', text))
+    return names
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    demo, tests = readme_commands()
+    assert "outbox demo" in demo and "pytest" in tests
+    assert tests in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_variable_the_code_reads_is_documented() -> None:
+    variables = variables_read_by_the_code()
+    assert {"FIRESTORE_PROJECT_ID", "FIRESTORE_CREDENTIALS_JSON", "LOG_LEVEL"} <= variables
+    example = (ROOT / "credentials.example").read_text()
+    readme = (ROOT / "README.md").read_text()
+    for name in variables:
+        assert re.search(rf"^#? ?{name}=", example, re.MULTILINE), f"{name} not in example"
+        assert f"`{name}`" in readme or f"{name}`" in readme, f"{name} not in README"
