@@ -35,5 +35,5 @@ def create_new_order(
     with uow.savepoint():
         order_id = uow.orders.add(order.document(SERVER_TIMESTAMP), uow, order_id=order.order_id)
         event_id = uow.outbox.add(order.created_event(order_id), uow)
-    logger.info("queued order %s with %d items and event %s", order_id, len(order.items), event_id)
+    logger.debug("queued order %s with %d items and event %s", order_id, len(order.items), event_id)
     return order_id

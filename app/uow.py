@@ -19,6 +19,7 @@ from app.errors import (
     DocumentAlreadyExists,
     DocumentTooLarge,
     IdempotencyConflict,
+    InvalidInput,
     UnitOfWorkClosed,
 )
 from app.firestore_limits import (
@@ -48,7 +49,9 @@ class _State(Enum):
 class _Write:
     op: str
     ref: DocumentReference
-    data: dict[str, Any] = field(default_factory=dict)  # a copy: later caller edits don't leak
+    # A shallow copy: deep-copying would clone sentinels such as SERVER_TIMESTAMP, which the
+    # client recognises by identity.
+    data: dict[str, Any] = field(default_factory=dict)
     merge: bool = False
     idempotency_field: str | None = None
 
@@ -167,7 +170,10 @@ class FirestoreUnitOfWork:
         self._state = _State.FAILED
         batch = self.db.batch()
         for write in writes:
-            write.apply(batch)
+            try:
+                write.apply(batch)
+            except (ValueError, TypeError) as exc:  # the client refused to encode the data
+                raise InvalidInput(f"cannot write {write.ref.path}: {exc}") from exc
         size = _request_size(batch, writes)
         if size > self._max_batch_bytes:
             raise BatchTooLarge(

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 from google.api_core.exceptions import ServiceUnavailable
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import firestore
 
 from app.config import Settings
 from app.errors import (
@@ -115,6 +117,15 @@ def test_batch_over_the_byte_limit_is_refused_without_a_round_trip(db: FakeDb) -
         uow.commit()
     assert isinstance(raised.value, ValueError)
     assert db.commit_calls == 0 and db.documents("a") == {}
+
+
+def test_data_the_client_cannot_encode_is_invalid_input_and_nothing_is_sent() -> None:
+    # A real client, never contacted: encoding happens before the commit is sent.
+    db = firestore.Client(project="unit-test", credentials=AnonymousCredentials())
+    uow = FirestoreUnitOfWork(db, SETTINGS)
+    uow.add_set(db.collection("a").document("1"), {"": "empty field name"})
+    with pytest.raises(InvalidInput, match="cannot write a/1"):
+        uow.commit()
 
 
 def test_transport_failure_becomes_commit_failed_and_closes_the_unit(db: FakeDb) -> None:
