@@ -34,12 +34,17 @@ class StrictBatch(FakeWriteBatch):
 
 
 class FakeDb(MockFirestore):  # type: ignore[misc]
-    """In-memory Firestore that counts commits and can fail the next one on request."""
+    """In-memory Firestore that counts commits and reads, and can fail the next commit."""
 
     def __init__(self) -> None:
         super().__init__()
         self.commit_calls = 0
+        self.get_all_calls = 0
         self.fail_next_commit: GoogleAPICallError | None = None
+
+    def get_all(self, references: Any, *args: Any, **kwargs: Any) -> Any:
+        self.get_all_calls += 1
+        return super().get_all(references, *args, **kwargs)
 
     def batch(self) -> StrictBatch:
         return StrictBatch(self)

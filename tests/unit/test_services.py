@@ -58,6 +58,16 @@ def test_an_event_that_fails_to_queue_takes_its_order_with_it() -> None:
     assert uow.pending_writes == 0
 
 
+def test_first_call_with_a_key_costs_one_commit_and_no_read() -> None:
+    db = FakeDb()
+    with new_uow(db) as uow:
+        create_new_order("c1", ITEMS, uow, idempotency_key="k1")
+    assert (db.commit_calls, db.get_all_calls) == (1, 0)
+    with new_uow(db) as retry:
+        create_new_order("c1", ITEMS, retry, idempotency_key="k1")
+    assert (db.commit_calls, db.get_all_calls) == (2, 1)  # a replay reads its order back once
+
+
 def test_same_key_same_arguments_replays_and_other_arguments_conflict() -> None:
     db = FakeDb()
     with new_uow(db) as uow:
