@@ -6,6 +6,7 @@ the value may be a secret.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -95,6 +96,13 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         outbox_collection=get("OUTBOX_COLLECTION") or DEFAULT_OUTBOX_COLLECTION,
         log_level=(get("LOG_LEVEL") or "INFO").upper(),
     )
+
+
+@functools.cache
+def default_settings() -> Settings:
+    """`load_settings()` read once per process: what `FirestoreUnitOfWork(db)`, the
+    repositories and `get_db_client()` use when no settings are passed."""
+    return load_settings()
 
 
 def _valid_host_port(value: str) -> bool:

@@ -10,7 +10,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 from google.oauth2 import service_account
 
-from app.config import Settings, load_settings
+from app.config import Settings, default_settings
 from app.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
     otherwise it uses the service-account key from `FIRESTORE_CREDENTIALS_PATH` or
     `FIRESTORE_CREDENTIALS_JSON`.
     """
-    settings = settings or load_settings()
+    settings = settings or default_settings()
     if settings.emulator_host:
         project = settings.project_id or EMULATOR_DEFAULT_PROJECT
         client = firestore.Client(

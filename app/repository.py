@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import SERVER_TIMESTAMP
 
-from app.config import load_settings
+from app.config import default_settings
 from app.domain import REQUEST_HASH_FIELD, EventStatus
 from app.errors import InvalidInput
 from app.firestore_limits import check_document_id, json_value_problem
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def _collection_name(name: str | None, attribute: str) -> str:
-    return name if name is not None else str(getattr(load_settings(), attribute))
+    return name if name is not None else str(getattr(default_settings(), attribute))
 
 
 def _checked_id(value: str, what: str) -> str:
@@ -50,7 +50,7 @@ class OrderRepository:
         """
         ref = self._collection.document(_checked_id(order_id, "order_id") if order_id else None)
         guard = REQUEST_HASH_FIELD if order_data.get(REQUEST_HASH_FIELD) else None
-        uow.add_create(ref, dict(order_data), idempotency_field=guard)
+        uow.add_create(ref, order_data, idempotency_field=guard)
         return str(ref.id)
 
     def get(self, order_id: str) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
-from app.config import Settings, load_settings
+from app.config import Settings, default_settings
 from app.errors import (
     BatchTooLarge,
     CommitFailed,
@@ -84,7 +84,7 @@ class FirestoreUnitOfWork:
         max_writes: int = MAX_WRITES_PER_BATCH,
         max_batch_bytes: int | None = None,
     ) -> None:
-        settings = settings or load_settings()
+        settings = settings or default_settings()
         self.db = db
         self.orders = OrderRepository(db, settings.orders_collection)
         self.outbox = OutboxRepository(db, settings.outbox_collection)

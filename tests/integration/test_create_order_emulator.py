@@ -13,6 +13,7 @@ from app.config import Settings
 from app.domain import InvalidOrder
 from app.errors import IdempotencyConflict
 from app.firestore_client import get_db_client
+from app.repository import OrderRepository
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 
@@ -33,8 +34,11 @@ def create(
 
 def test_order_and_its_event_are_written_together(db: firestore.Client, settings: Settings) -> None:
     order_id, _ = create(db, settings, "c1", ITEMS)
-    orders, events = documents(db, "orders"), documents(db, "outbox")
-    assert orders[order_id]["items"] == ITEMS and orders[order_id]["status"] == "CREATED"
+    order = OrderRepository(db, settings.orders_collection).get(order_id)
+    assert order is not None
+    assert order["items"] == ITEMS and order["status"] == "CREATED"
+    assert OrderRepository(db, settings.orders_collection).get("no-such-order") is None
+    events = documents(db, "outbox")
     [event] = events.values()
     assert event["aggregateId"] == order_id and event["status"] == "PENDING"
     assert event["payload"]["items"] == ITEMS

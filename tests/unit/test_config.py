@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings, load_settings
+from app.config import Settings, default_settings, load_settings
 from app.errors import ConfigError
 
 
@@ -79,3 +79,15 @@ def test_dotenv_in_cwd_is_read_and_process_environment_wins(
     assert settings.orders_collection == "from_file"
     assert settings.outbox_collection == "from_env"
     assert "ORDERS_COLLECTION" not in os.environ
+
+
+def test_default_settings_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    default_settings.cache_clear()
+    monkeypatch.setenv("ORDERS_COLLECTION", "first_read")
+    try:
+        assert default_settings().orders_collection == "first_read"
+        monkeypatch.setenv("ORDERS_COLLECTION", "second_read")
+        assert default_settings().orders_collection == "first_read"
+        assert load_settings().orders_collection == "second_read"
+    finally:
+        default_settings.cache_clear()
