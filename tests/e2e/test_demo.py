@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 
+import requests
 from google.cloud import firestore
 
 from app.config import Settings
@@ -60,3 +62,22 @@ def test_bad_configuration_is_reported_without_a_traceback() -> None:
     assert result.returncode == 2
     assert "error: FIRESTORE_EMULATOR_HOST must be host:port" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_emulator_command_prints_its_host_and_stops_cleanly_on_ctrl_c() -> None:
+    process = subprocess.Popen(
+        [OUTBOX, "emulator"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        assert line.startswith("export FIRESTORE_EMULATOR_HOST=127.0.0.1:"), line
+        host, port = line.split("=", 1)[1].split(":")
+        assert requests.get(f"http://{host}:{port}/", timeout=5).ok
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    with socket.socket() as sock:
+        assert sock.connect_ex((host, int(port))) != 0, "the emulator outlived the command"
