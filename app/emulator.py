@@ -59,8 +59,6 @@ class FirestoreEmulator:
         self.port = port or free_port(host)
         self._process: subprocess.Popen[bytes] | None = None
         self._command: list[str] = []
-        # Lives from start() to stop(), so it cannot be a with-block.
-        self._log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log")  # noqa: SIM115
 
     @property
     def host_port(self) -> str:
@@ -68,6 +66,8 @@ class FirestoreEmulator:
 
     def start(self, timeout: float = 60.0) -> None:
         """Start the emulator and wait until it answers, at most `timeout` seconds."""
+        # Lives from start() to stop(), so it cannot be a with-block.
+        self._log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log")  # noqa: SIM115
         self._command = [
             str(find_launcher()),
             "start",
@@ -99,10 +99,6 @@ class FirestoreEmulator:
         tail = self.log_tail()
         self.stop()
         raise EmulatorError(f"{reason} (command: {' '.join(self._command)}):\n{tail}")
-
-    def reset(self, project: str) -> None:
-        """Delete every document of `project`'s default database."""
-        reset_emulator(self.host_port, project)
 
     def stop(self, timeout: float = 10.0) -> None:
         """End the emulator's whole process group: TERM, then KILL after `timeout` seconds."""
