@@ -10,7 +10,7 @@ import functools
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from dotenv import dotenv_values, find_dotenv
@@ -77,15 +77,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     Variables set in the process environment win over the `.env` file; the file is read,
     never copied into `os.environ`.
     """
-    if environ is None:
-        dotenv_path = find_dotenv(usecwd=True)
-        file_values = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
-        environ = {**file_values, **os.environ}
-
-    def get(name: str) -> str | None:
-        value = (environ.get(name) or "").strip()
-        return value or None
-
+    get = env_reader(environ)
     return Settings(
         project_id=get("FIRESTORE_PROJECT_ID"),
         database=get("FIRESTORE_DATABASE") or DEFAULT_DATABASE,
@@ -96,6 +88,23 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         outbox_collection=get("OUTBOX_COLLECTION") or DEFAULT_OUTBOX_COLLECTION,
         log_level=(get("LOG_LEVEL") or "INFO").upper(),
     )
+
+
+def env_reader(environ: Mapping[str, str] | None = None) -> Callable[[str], str | None]:
+    """A lookup over `environ`, or over `os.environ` on top of a `.env` file in the cwd.
+
+    The lookup strips whitespace and turns empty values into None.
+    """
+    if environ is None:
+        dotenv_path = find_dotenv(usecwd=True)
+        file_values = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
+        environ = {**file_values, **os.environ}
+    values = environ
+
+    def get(name: str) -> str | None:
+        return (values.get(name) or "").strip() or None
+
+    return get
 
 
 @functools.cache

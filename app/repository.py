@@ -93,6 +93,8 @@ class OutboxRepository:
                 "attempts": 0,
                 "createdAt": SERVER_TIMESTAMP,
                 "updatedAt": SERVER_TIMESTAMP,
+                # Due at once: the relay finds PENDING events by nextAttemptAt.
+                "nextAttemptAt": SERVER_TIMESTAMP,
                 "processingInstanceId": None,
                 "processedAt": None,
                 "lastError": None,

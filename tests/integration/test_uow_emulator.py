@@ -57,7 +57,7 @@ def test_order_and_event_share_the_commit_time(db: firestore.Client, settings: S
         order_id = create_new_order("c1", ITEMS, uow)
     order = db.collection("orders").document(order_id).get().to_dict()
     [event] = [e.to_dict() for e in db.collection("outbox").get()]
-    assert order["createdAt"] == event["createdAt"] == event["updatedAt"]
+    assert order["createdAt"] == event["createdAt"] == event["updatedAt"] == event["nextAttemptAt"]
     assert abs(order["createdAt"] - before) < dt.timedelta(seconds=30)
 
 

@@ -1,0 +1,118 @@
+"""`RelayConfig`: how the relay delivers, retries and paces itself, validated in one place."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from app.config import env_reader
+from app.errors import ConfigError
+from app.firestore_limits import MAX_WRITES_PER_BATCH
+
+
+@dataclass(frozen=True, kw_only=True)
+class RelayConfig:
+    """Relay settings; build with `load_relay_config()` or directly in tests.
+
+    Every field has an environment variable (`RELAY_` + its name in capitals, seconds where
+    the name says so), except `downstream_url` (`DOWNSTREAM_SERVICE_URL`).
+    """
+
+    downstream_url: str
+    max_attempts: int = 5
+    lock_timeout_seconds: float = 300.0
+    backoff_base_seconds: float = 10.0
+    backoff_max_seconds: float = 900.0
+    batch_size: int = 100
+    concurrency: int = 16
+    time_budget_seconds: float = 50.0
+    http_timeout_seconds: float = 10.0
+    firestore_timeout_seconds: float = 10.0
+    event_source: str | None = None
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.downstream_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            # The URL may embed a token, so it is not echoed.
+            raise ConfigError("DOWNSTREAM_SERVICE_URL must be an http:// or https:// URL")
+        _at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
+        _at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
+        if self.batch_size > MAX_WRITES_PER_BATCH:
+            raise ConfigError(f"RELAY_BATCH_SIZE must be at most {MAX_WRITES_PER_BATCH}")
+        _at_least("RELAY_CONCURRENCY", self.concurrency, 1)
+        for variable, seconds in (
+            ("RELAY_BACKOFF_BASE_SECONDS", self.backoff_base_seconds),
+            ("RELAY_TIME_BUDGET_SECONDS", self.time_budget_seconds),
+            ("RELAY_HTTP_TIMEOUT_SECONDS", self.http_timeout_seconds),
+            ("RELAY_FIRESTORE_TIMEOUT_SECONDS", self.firestore_timeout_seconds),
+        ):
+            if not seconds > 0:
+                raise ConfigError(f"{variable} must be greater than 0, got {seconds}")
+        if self.backoff_max_seconds < self.backoff_base_seconds:
+            raise ConfigError(
+                "RELAY_BACKOFF_MAX_SECONDS must be at least RELAY_BACKOFF_BASE_SECONDS"
+            )
+        # A lease must outlive the publish it protects, or a second relay could take the
+        # event back while the first one is still sending it.
+        if self.lock_timeout_seconds < 2 * self.http_timeout_seconds:
+            raise ConfigError(
+                "RELAY_LOCK_TIMEOUT_SECONDS must be at least twice RELAY_HTTP_TIMEOUT_SECONDS, "
+                f"got {self.lock_timeout_seconds} and {self.http_timeout_seconds}"
+            )
+        if self.event_source is not None and not self.event_source.strip():
+            raise ConfigError("RELAY_EVENT_SOURCE must not be blank")
+
+    @property
+    def publish_seconds(self) -> float:
+        """The longest one publish is allowed to take: connect plus read timeout."""
+        return self.connect_timeout_seconds + self.http_timeout_seconds
+
+    @property
+    def connect_timeout_seconds(self) -> float:
+        return min(5.0, self.http_timeout_seconds)
+
+
+_NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
+    "max_attempts": ("RELAY_MAX_ATTEMPTS", int),
+    "lock_timeout_seconds": ("RELAY_LOCK_TIMEOUT_SECONDS", float),
+    "backoff_base_seconds": ("RELAY_BACKOFF_BASE_SECONDS", float),
+    "backoff_max_seconds": ("RELAY_BACKOFF_MAX_SECONDS", float),
+    "batch_size": ("RELAY_BATCH_SIZE", int),
+    "concurrency": ("RELAY_CONCURRENCY", int),
+    "time_budget_seconds": ("RELAY_TIME_BUDGET_SECONDS", float),
+    "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", float),
+    "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
+}
+
+
+def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
+    """Read the relay's variables like `load_settings()` does; `ConfigError` names the bad one."""
+    get = env_reader(environ)
+    url = get("DOWNSTREAM_SERVICE_URL")
+    if url is None:
+        raise ConfigError("DOWNSTREAM_SERVICE_URL is not set: the relay has nowhere to deliver")
+    numbers: dict[str, Any] = {}
+    for name, (variable, kind) in _NUMBERS.items():
+        raw = get(variable)
+        if raw is not None:
+            numbers[name] = _parse_number(variable, raw, kind)
+    return RelayConfig(downstream_url=url, event_source=get("RELAY_EVENT_SOURCE"), **numbers)
+
+
+def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:
+    try:
+        value = kind(raw)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number of seconds"
+        raise ConfigError(f"{variable} must be {what}, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{variable} must be a finite number, got {raw!r}")
+    return value
+
+
+def _at_least(variable: str, value: int, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{variable} must be a whole number >= {minimum}, got {value!r}")

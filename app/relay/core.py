@@ -1,0 +1,287 @@
+"""`Relay`: lease due events in batches, publish them in parallel, settle each one.
+
+One `run()` drains: it keeps leasing batches until no event is due or its time budget runs
+out. Every event's life is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`,
+and every arrow is a conditional write (see `app.relay.leases`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import random
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from google.api_core import exceptions as google_exceptions
+from google.cloud.firestore import SERVER_TIMESTAMP
+
+from app.config import Settings
+from app.domain import EventStatus
+from app.relay.backoff import backoff_delay
+from app.relay.config import RelayConfig
+from app.relay.events import OutboxEvent, PoisonEvent, rfc3339
+from app.relay.http import HttpPublisher
+from app.relay.leases import Change, LeaseStore
+from app.relay.publishers import (
+    Delivery,
+    Outcome,
+    Publisher,
+    PublishResult,
+    bounded_error,
+)
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client, DocumentSnapshot
+
+logger = logging.getLogger(__name__)
+
+# Time kept back for the settle write after the last publish of a batch.
+SETTLE_ALLOWANCE_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class _Lease:
+    event: OutboxEvent
+    change: Change  # the settle precondition: the update time the lease write produced
+    leased_at: float  # monotonic time just before the lease was written
+    attempt: int
+
+
+@dataclass(frozen=True)
+class _Plan:
+    kind: str  # "leased", "poisoned" or "exhausted" (abandoned with no attempt left)
+    event: OutboxEvent | None  # None when poisoned
+    fields: dict[str, Any]
+    reclaim: bool
+
+
+class Relay:
+    """Delivers due outbox events through `publisher` (by default HTTP to the downstream)."""
+
+    def __init__(
+        self,
+        db: Client,
+        settings: Settings,
+        config: RelayConfig,
+        *,
+        publisher: Publisher | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self._store = LeaseStore(
+            db, settings.outbox_collection, timeout=config.firestore_timeout_seconds
+        )
+        self._publisher = publisher or HttpPublisher(
+            config.downstream_url,
+            connect_timeout=config.connect_timeout_seconds,
+            read_timeout=config.http_timeout_seconds,
+            pool_size=config.concurrency,
+        )
+        self._source = config.event_source or (
+            f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
+            f"/documents/{settings.outbox_collection}"
+        )
+        self._rng = rng or random.Random()
+
+    def run(
+        self, *, time_budget: float | None = None, instance_id: str | None = None
+    ) -> dict[str, Any]:
+        """Drain due events for at most `time_budget` seconds (default and ceiling: the
+        configured budget). Returns the summary; Firestore errors end the run with
+        `status: error`, and whatever was leased and not settled is taken back later."""
+        started = time.monotonic()
+        budget = min(self.config.time_budget_seconds, time_budget or float("inf"))
+        deadline = started + max(budget, 0.0)
+        instance = instance_id or uuid.uuid4().hex
+        tally: Counter[str] = Counter()
+        summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
+        try:
+            with ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
+                while True:
+                    if deadline - time.monotonic() < self._batch_seconds():
+                        summary["stoppedBy"] = "budget"
+                        break
+                    snapshots = self._due(tally)
+                    if not snapshots:
+                        break
+                    tally["batches"] += 1
+                    leases = self._lease(snapshots, instance, tally)
+                    results = list(pool.map(lambda lease: self._publish(lease, deadline), leases))
+                    self._settle(leases, results, tally)
+        except google_exceptions.GoogleAPIError as exc:
+            logger.error("relay %s stopped: Firestore error: %s", instance, exc)
+            summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
+        summary.update(
+            {
+                name: tally[name]
+                for name in ("processed", "failed", "retried", "reclaimed", "released")
+            },
+            poisoned=tally["poisoned"],
+            contended=tally["contended"],
+            lostLeases=tally["lostLeases"],
+            leased=tally["leased"],
+            batches=tally["batches"],
+            lagMs=tally["lagMs"],
+            instanceId=instance,
+            durationMs=round((time.monotonic() - started) * 1000),
+        )
+        return summary
+
+    def _batch_seconds(self) -> float:
+        return self.config.publish_seconds + SETTLE_ALLOWANCE_SECONDS
+
+    def _due(self, tally: Counter[str]) -> list[DocumentSnapshot[Any]]:
+        now = _utcnow()
+        limit = self.config.batch_size
+        lock = datetime.timedelta(seconds=self.config.lock_timeout_seconds)
+        snapshots = self._store.abandoned(now - lock, limit)
+        if len(snapshots) < limit:
+            pending = self._store.pending(now, limit - len(snapshots))
+            if pending:
+                oldest = pending[0].get("nextAttemptAt")
+                lag_ms = round((now - oldest).total_seconds() * 1000)
+                tally["lagMs"] = max(tally["lagMs"], lag_ms)
+            snapshots += pending
+        return snapshots
+
+    def _lease(
+        self, snapshots: list[DocumentSnapshot[Any]], instance: str, tally: Counter[str]
+    ) -> list[_Lease]:
+        """Take every due event with one conditional write each: a lease, or FAILED for a
+        poison event or an abandoned one that has used up its attempts."""
+        plans = [self._plan(snapshot, instance) for snapshot in snapshots]
+        changes = [
+            Change(snapshot.reference, snapshot.update_time, plan.fields)
+            for snapshot, plan in zip(snapshots, plans, strict=True)
+        ]
+        leased_at = time.monotonic()
+        leases = []
+        for change, plan, update_time in zip(
+            changes, plans, self._store.write_if_unchanged(changes), strict=True
+        ):
+            if update_time is None:
+                tally["contended"] += 1  # another relay changed it first: it is theirs
+                continue
+            tally["reclaimed"] += plan.reclaim
+            if plan.event is None or plan.kind != "leased":
+                tally["failed"] += 1
+                tally["poisoned"] += plan.event is None
+            else:
+                tally["leased"] += 1
+                settle_on = Change(change.ref, update_time, {})
+                leases.append(_Lease(plan.event, settle_on, leased_at, plan.event.attempts + 1))
+        return leases
+
+    def _plan(self, snapshot: DocumentSnapshot[Any], instance: str) -> _Plan:
+        data = snapshot.to_dict() or {}
+        reclaim = data.get("status") == EventStatus.PROCESSING.value  # an abandoned lease
+        fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
+        try:
+            event = OutboxEvent.from_document(snapshot.id, data)
+        except PoisonEvent as exc:
+            logger.warning("event %s is poison, parked as FAILED: %s", snapshot.id, exc)
+            error = bounded_error(f"poison event: {exc}")
+            fields.update(status=EventStatus.FAILED.value, lastError=error)
+            return _Plan("poisoned", None, fields, reclaim)
+        if reclaim:
+            holder = data.get("processingInstanceId")
+            fields["lastError"] = f"lease by {holder} abandoned during attempt {event.attempts}"
+            if event.attempts >= self.config.max_attempts:
+                fields["status"] = EventStatus.FAILED.value
+                return _Plan("exhausted", event, fields, reclaim)
+        fields.update(
+            status=EventStatus.PROCESSING.value,
+            processingInstanceId=instance,
+            attempts=event.attempts + 1,
+        )
+        return _Plan("leased", event, fields, reclaim)
+
+    def _publish(self, lease: _Lease, deadline: float) -> PublishResult | None:
+        """Publish under a lease that will outlive the publish; None when there is no time."""
+        now = time.monotonic()
+        lease_left = lease.leased_at + self.config.lock_timeout_seconds - now
+        if min(deadline - now, lease_left) < self._batch_seconds():
+            return None
+        event = lease.event
+        delivery = Delivery(
+            event_id=event.event_id,
+            event_type=event.event_type,
+            source=self._source,
+            subject=event.aggregate_id,
+            time=rfc3339(event.created_at),
+            body=event.body,
+            attempt=lease.attempt,
+        )
+        try:
+            return self._publisher.publish(delivery)
+        except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
+            logger.exception("publisher raised on event %s", event.event_id)
+            return PublishResult(Outcome.RETRY, bounded_error(f"{type(exc).__name__}: {exc}"))
+
+    def _settle(
+        self, leases: list[_Lease], results: list[PublishResult | None], tally: Counter[str]
+    ) -> None:
+        changes, kinds = [], []
+        for lease, result in zip(leases, results, strict=True):
+            kind, fields = self._settlement(lease, result)
+            changes.append(Change(lease.change.ref, lease.change.expected_update_time, fields))
+            kinds.append(kind)
+        for lease, kind, update_time in zip(
+            leases, kinds, self._store.write_if_unchanged(changes), strict=True
+        ):
+            if update_time is None:
+                tally["lostLeases"] += 1
+                logger.warning(
+                    "lost the lease on event %s before settling it as %s; left as it is",
+                    lease.event.event_id,
+                    kind,
+                )
+            else:
+                tally[kind] += 1
+
+    def _settlement(
+        self, lease: _Lease, result: PublishResult | None
+    ) -> tuple[str, dict[str, Any]]:
+        fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
+        if result is None:  # never sent: hand it back without spending an attempt
+            fields.update(
+                status=EventStatus.PENDING.value,
+                attempts=lease.attempt - 1,
+                nextAttemptAt=_utcnow(),
+            )
+            return "released", fields
+        if result.outcome is Outcome.DELIVERED:
+            fields.update(status=EventStatus.PROCESSED.value, processedAt=SERVER_TIMESTAMP)
+            return "processed", fields
+        event_id, attempt = lease.event.event_id, lease.attempt
+        error = result.error or result.outcome.value
+        logger.warning("event %s attempt %d failed: %s", event_id, attempt, error)
+        if result.outcome is Outcome.REJECTED or attempt >= self.config.max_attempts:
+            reason = "rejected" if result.outcome is Outcome.REJECTED else "gave up"
+            fields.update(
+                status=EventStatus.FAILED.value,
+                lastError=bounded_error(f"{reason} after attempt {attempt}: {error}"),
+            )
+            return "failed", fields
+        delay = backoff_delay(
+            attempt,
+            base=self.config.backoff_base_seconds,
+            cap=self.config.backoff_max_seconds,
+            retry_after=result.retry_after,
+            rng=self._rng,
+        )
+        fields.update(
+            status=EventStatus.PENDING.value,
+            nextAttemptAt=_utcnow() + datetime.timedelta(seconds=delay),
+            lastError=bounded_error(f"attempt {attempt}: {error}"),
+        )
+        return "retried", fields
+
+
+def _utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)

@@ -1,0 +1,97 @@
+"""An outbox document read back for delivery: checked field by field, payload encoded once."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud.firestore import DocumentReference, GeoPoint
+
+
+class PoisonEvent(Exception):
+    """An outbox document that can never be delivered as it is; the message says why."""
+
+
+@dataclass(frozen=True)
+class OutboxEvent:
+    event_id: str
+    event_type: str
+    aggregate_type: str
+    aggregate_id: str
+    created_at: datetime.datetime
+    attempts: int
+    body: bytes  # the payload as JSON, exactly the bytes sent downstream
+
+    @classmethod
+    def from_document(cls, document_id: str, data: Mapping[str, Any]) -> OutboxEvent:
+        """Check an outbox document; raise `PoisonEvent` naming the first flaw."""
+        event_id = data.get("eventId")
+        if event_id != document_id:
+            raise PoisonEvent(f"eventId must equal the document id, got {_short(event_id)}")
+        strings = {}
+        for name in ("eventType", "aggregateType", "aggregateId"):
+            value = data.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise PoisonEvent(f"{name} must be a non-empty string, got {_short(value)}")
+            strings[name] = value
+        created_at = data.get("createdAt")
+        if not isinstance(created_at, datetime.datetime):
+            raise PoisonEvent(f"createdAt must be a timestamp, got {_short(created_at)}")
+        attempts = data.get("attempts")
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+            raise PoisonEvent(f"attempts must be a whole number >= 0, got {_short(attempts)}")
+        payload = data.get("payload")
+        if not isinstance(payload, Mapping):
+            raise PoisonEvent(f"payload must be a map, got {type(payload).__name__}")
+        try:
+            body = encode_json(payload)
+        except (TypeError, ValueError) as exc:
+            raise PoisonEvent(f"payload cannot be encoded as JSON: {exc}") from exc
+        return cls(
+            event_id=event_id,
+            event_type=strings["eventType"],
+            aggregate_type=strings["aggregateType"],
+            aggregate_id=strings["aggregateId"],
+            created_at=created_at,
+            attempts=attempts,
+            body=body,
+        )
+
+
+def encode_json(value: Any) -> bytes:
+    """JSON for a Firestore value: timestamps as RFC 3339, bytes as base64, geopoints as
+    `{latitude, longitude}`, references as their path. NaN and infinities are refused."""
+    text = json.dumps(
+        value, default=_firestore_value, allow_nan=False, ensure_ascii=False, separators=(",", ":")
+    )
+    return text.encode()
+
+
+def rfc3339(moment: datetime.datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    text = moment.astimezone(datetime.timezone.utc).isoformat(timespec="microseconds")
+    return text.replace("+00:00", "Z")
+
+
+def _firestore_value(value: Any) -> Any:
+    if isinstance(value, datetime.datetime):
+        return rfc3339(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, GeoPoint):
+        return {"latitude": value.latitude, "longitude": value.longitude}
+    if isinstance(value, DocumentReference):
+        return str(value.path)
+    if isinstance(value, Sequence) and not isinstance(value, str):  # e.g. a Vector
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not a Firestore value")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,107 @@
+"""What a publisher is given, what it answers, and the wire rules every publisher shares."""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import enum
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+MAX_ERROR_LENGTH = 500
+REDACTED = "***"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One event on its way downstream."""
+
+    event_id: str
+    event_type: str
+    source: str
+    subject: str
+    time: str  # RFC 3339
+    body: bytes  # JSON
+    attempt: int  # 1 for the first attempt
+
+
+class Outcome(enum.Enum):
+    DELIVERED = "delivered"
+    RETRY = "retry"  # may succeed later: timeout, connection error, 408/425/429/5xx
+    REJECTED = "rejected"  # will never be accepted as it is: any other 4xx
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    outcome: Outcome
+    error: str | None = None  # bounded, free of secrets
+    retry_after: float | None = None  # seconds the downstream asked us to wait
+
+    @classmethod
+    def delivered(cls) -> PublishResult:
+        return cls(Outcome.DELIVERED)
+
+
+class Publisher(Protocol):
+    def publish(self, delivery: Delivery) -> PublishResult:
+        """Send one event; answer instead of raising, whatever the downstream does."""
+        ...
+
+
+def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
+    """CloudEvents 1.0 HTTP binary mode, plus `Idempotency-Key`."""
+    return {
+        "Content-Type": "application/json",
+        "ce-specversion": "1.0",
+        "ce-id": delivery.event_id,
+        "ce-type": delivery.event_type,
+        "ce-source": delivery.source,
+        "ce-time": delivery.time,
+        "ce-subject": delivery.subject,
+        "Idempotency-Key": delivery.event_id,
+    }
+
+
+_RETRIED_STATUSES = frozenset({408, 425, 429})
+
+
+def classify_status(status: int) -> Outcome:
+    """2xx delivered; 408, 425, 429 and 5xx retried; any other 4xx rejected.
+
+    Anything else (1xx, 3xx: the relay follows no redirect) is retried, so an unexpected answer
+    costs attempts but never drops an event unseen.
+    """
+    if 200 <= status < 300:
+        return Outcome.DELIVERED
+    if 400 <= status < 500 and status not in _RETRIED_STATUSES:
+        return Outcome.REJECTED
+    return Outcome.RETRY
+
+
+def parse_retry_after(value: str | None, now: datetime.datetime | None = None) -> float | None:
+    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date); None if unusable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return max(0.0, (moment - now).total_seconds())
+
+
+def bounded_error(text: str, secrets: Iterable[str] = ()) -> str:
+    """One line of at most `MAX_ERROR_LENGTH` characters with every secret replaced."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > MAX_ERROR_LENGTH:
+        text = text[: MAX_ERROR_LENGTH - 3] + "..."
+    return text

@@ -1,0 +1,1 @@
+"""Alibaba Cloud Function Compute adapters. Importing them connects to nothing."""

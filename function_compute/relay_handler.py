@@ -1,0 +1,90 @@
+"""The relay as a timer-triggered Function Compute function.
+
+`handler(event, context)` is the entry point (`relay_handler.handler`), `initialize(context)`
+the optional initializer. Both read the configuration when they run, never at import, so a
+missing variable is reported by each invocation instead of crashing every cold start.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+from app.config import Settings, load_settings
+from app.errors import OutboxError
+from app.firestore_client import get_db_client
+from app.relay import Relay, RelayConfig, load_relay_config
+
+logger = logging.getLogger("firestore_outbox.relay")
+
+_lock = threading.Lock()
+_cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
+
+
+def initialize(context: Any) -> None:
+    """Warm the Firestore client and the HTTP session before the first timer fires."""
+    try:
+        _relay()
+    except OutboxError as exc:
+        logger.error("relay not configured: %s", exc)  # each invocation reports it again
+
+
+def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[str, Any]:
+    """Drain due outbox events; return (and log) the summary of this invocation."""
+    started = time.monotonic()
+    trigger = _trigger(event)
+    request_id = getattr(context, "request_id", None)
+    try:
+        relay = _relay()
+    except OutboxError as exc:
+        summary: dict[str, Any] = {
+            "status": "error",
+            "error": str(exc),
+            **dict.fromkeys(("processed", "failed", "retried", "reclaimed"), 0),
+            "durationMs": round((time.monotonic() - started) * 1000),
+        }
+        logger.error("relay not configured: %s", exc)
+    else:
+        summary = relay.run(time_budget=_time_budget(context, relay.config), instance_id=request_id)
+    summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
+    logger.info("relay summary %s", json.dumps(summary, sort_keys=True))
+    return summary
+
+
+def _relay() -> Relay:
+    """The relay for the current configuration, built once and reused while it holds."""
+    global _cached
+    settings, config = load_settings(), load_relay_config()
+    with _lock:
+        if _cached is None or _cached[0] != (settings, config):
+            logging.getLogger().setLevel(settings.log_level)
+            _cached = ((settings, config), Relay(get_db_client(settings), settings, config))
+        return _cached[1]
+
+
+def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:
+    """The timer event (`triggerTime`, `triggerName`, `payload`); the relay needs none of it."""
+    if isinstance(event, dict):
+        return event
+    if isinstance(event, bytes):
+        event = event.decode("utf-8", "replace")
+    if not event or not event.strip():
+        return {}
+    try:
+        parsed = json.loads(event)
+    except ValueError:
+        logger.warning("ignoring an event that is not JSON (%d characters)", len(event))
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _time_budget(context: Any, config: RelayConfig) -> float | None:
+    """Seconds this invocation may spend: the function's timeout less room for the last
+    Firestore write, when Function Compute tells us the timeout."""
+    timeout = getattr(getattr(context, "function", None), "timeout", None)
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        return max(0.0, float(timeout) - config.firestore_timeout_seconds - 1.0)
+    return None
