@@ -12,6 +12,9 @@ from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 
+# Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
+SETTLE_ALLOWANCE_SECONDS = 0.5
+
 
 @dataclass(frozen=True, kw_only=True)
 class RelayConfig:
@@ -55,20 +58,21 @@ class RelayConfig:
             raise ConfigError(
                 "RELAY_BACKOFF_MAX_SECONDS must be at least RELAY_BACKOFF_BASE_SECONDS"
             )
-        # A lease must outlive the publish it protects, or a second relay could take the
+        # A lease must outlive the attempt it protects, or a second relay could take the
         # event back while the first one is still sending it.
-        if self.lock_timeout_seconds < 2 * self.http_timeout_seconds:
+        if not self.lock_timeout_seconds >= 2 * self.attempt_seconds:
             raise ConfigError(
-                "RELAY_LOCK_TIMEOUT_SECONDS must be at least twice RELAY_HTTP_TIMEOUT_SECONDS, "
-                f"got {self.lock_timeout_seconds} and {self.http_timeout_seconds}"
+                "RELAY_LOCK_TIMEOUT_SECONDS must be at least twice the longest attempt "
+                f"({self.attempt_seconds:g} s: connect and read timeout plus "
+                f"{SETTLE_ALLOWANCE_SECONDS:g} s to settle), got {self.lock_timeout_seconds:g}"
             )
         if self.event_source is not None and not self.event_source.strip():
             raise ConfigError("RELAY_EVENT_SOURCE must not be blank")
 
     @property
-    def publish_seconds(self) -> float:
-        """The longest one publish is allowed to take: connect plus read timeout."""
-        return self.connect_timeout_seconds + self.http_timeout_seconds
+    def attempt_seconds(self) -> float:
+        """The longest one attempt may take: connect and read timeout, then the settle."""
+        return self.connect_timeout_seconds + self.http_timeout_seconds + SETTLE_ALLOWANCE_SECONDS
 
     @property
     def connect_timeout_seconds(self) -> float:

@@ -18,13 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
-from google.cloud.firestore import SERVER_TIMESTAMP
 
 from app.config import Settings
-from app.domain import EventStatus
-from app.relay.backoff import backoff_delay
 from app.relay.config import RelayConfig
-from app.relay.events import OutboxEvent, PoisonEvent, rfc3339
+from app.relay.events import OutboxEvent, rfc3339
 from app.relay.http import HttpPublisher
 from app.relay.leases import Change, LeaseStore
 from app.relay.publishers import (
@@ -34,14 +31,26 @@ from app.relay.publishers import (
     PublishResult,
     bounded_error,
 )
+from app.relay.transitions import plan_lease, settlement
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentSnapshot
 
 logger = logging.getLogger(__name__)
 
-# Time kept back for the settle write after the last publish of a batch.
-SETTLE_ALLOWANCE_SECONDS = 2.0
+_COUNTS = (
+    "processed",
+    "failed",
+    "retried",
+    "reclaimed",
+    "released",
+    "poisoned",
+    "contended",
+    "lostLeases",
+    "leased",
+    "batches",
+    "lagMs",
+)
 
 
 @dataclass(frozen=True)
@@ -50,14 +59,6 @@ class _Lease:
     change: Change  # the settle precondition: the update time the lease write produced
     leased_at: float  # monotonic time just before the lease was written
     attempt: int
-
-
-@dataclass(frozen=True)
-class _Plan:
-    kind: str  # "leased", "poisoned" or "exhausted" (abandoned with no attempt left)
-    event: OutboxEvent | None  # None when poisoned
-    fields: dict[str, Any]
-    reclaim: bool
 
 
 class Relay:
@@ -95,15 +96,17 @@ class Relay:
         configured budget). Returns the summary; Firestore errors end the run with
         `status: error`, and whatever was leased and not settled is taken back later."""
         started = time.monotonic()
-        budget = min(self.config.time_budget_seconds, time_budget or float("inf"))
-        deadline = started + max(budget, 0.0)
+        budget = self.config.time_budget_seconds
+        if time_budget is not None:
+            budget = max(0.0, min(budget, time_budget))
+        deadline = started + budget
         instance = instance_id or uuid.uuid4().hex
         tally: Counter[str] = Counter()
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
         try:
             with ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
                 while True:
-                    if deadline - time.monotonic() < self._batch_seconds():
+                    if deadline - time.monotonic() < self.config.attempt_seconds:
                         summary["stoppedBy"] = "budget"
                         break
                     snapshots = self._due(tally)
@@ -117,23 +120,11 @@ class Relay:
             logger.error("relay %s stopped: Firestore error: %s", instance, exc)
             summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
         summary.update(
-            {
-                name: tally[name]
-                for name in ("processed", "failed", "retried", "reclaimed", "released")
-            },
-            poisoned=tally["poisoned"],
-            contended=tally["contended"],
-            lostLeases=tally["lostLeases"],
-            leased=tally["leased"],
-            batches=tally["batches"],
-            lagMs=tally["lagMs"],
+            {name: tally[name] for name in _COUNTS},
             instanceId=instance,
             durationMs=round((time.monotonic() - started) * 1000),
         )
         return summary
-
-    def _batch_seconds(self) -> float:
-        return self.config.publish_seconds + SETTLE_ALLOWANCE_SECONDS
 
     def _due(self, tally: Counter[str]) -> list[DocumentSnapshot[Any]]:
         now = _utcnow()
@@ -154,7 +145,15 @@ class Relay:
     ) -> list[_Lease]:
         """Take every due event with one conditional write each: a lease, or FAILED for a
         poison event or an abandoned one that has used up its attempts."""
-        plans = [self._plan(snapshot, instance) for snapshot in snapshots]
+        plans = [
+            plan_lease(
+                snapshot.id,
+                snapshot.to_dict() or {},
+                instance=instance,
+                max_attempts=self.config.max_attempts,
+            )
+            for snapshot in snapshots
+        ]
         changes = [
             Change(snapshot.reference, snapshot.update_time, plan.fields)
             for snapshot, plan in zip(snapshots, plans, strict=True)
@@ -171,41 +170,20 @@ class Relay:
             if plan.event is None or plan.kind != "leased":
                 tally["failed"] += 1
                 tally["poisoned"] += plan.event is None
+                logger.warning(
+                    "event %s parked as FAILED: %s", change.ref.id, plan.fields["lastError"]
+                )
             else:
                 tally["leased"] += 1
                 settle_on = Change(change.ref, update_time, {})
                 leases.append(_Lease(plan.event, settle_on, leased_at, plan.event.attempts + 1))
         return leases
 
-    def _plan(self, snapshot: DocumentSnapshot[Any], instance: str) -> _Plan:
-        data = snapshot.to_dict() or {}
-        reclaim = data.get("status") == EventStatus.PROCESSING.value  # an abandoned lease
-        fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
-        try:
-            event = OutboxEvent.from_document(snapshot.id, data)
-        except PoisonEvent as exc:
-            logger.warning("event %s is poison, parked as FAILED: %s", snapshot.id, exc)
-            error = bounded_error(f"poison event: {exc}")
-            fields.update(status=EventStatus.FAILED.value, lastError=error)
-            return _Plan("poisoned", None, fields, reclaim)
-        if reclaim:
-            holder = data.get("processingInstanceId")
-            fields["lastError"] = f"lease by {holder} abandoned during attempt {event.attempts}"
-            if event.attempts >= self.config.max_attempts:
-                fields["status"] = EventStatus.FAILED.value
-                return _Plan("exhausted", event, fields, reclaim)
-        fields.update(
-            status=EventStatus.PROCESSING.value,
-            processingInstanceId=instance,
-            attempts=event.attempts + 1,
-        )
-        return _Plan("leased", event, fields, reclaim)
-
     def _publish(self, lease: _Lease, deadline: float) -> PublishResult | None:
         """Publish under a lease that will outlive the publish; None when there is no time."""
         now = time.monotonic()
         lease_left = lease.leased_at + self.config.lock_timeout_seconds - now
-        if min(deadline - now, lease_left) < self._batch_seconds():
+        if min(deadline - now, lease_left) < self.config.attempt_seconds:
             return None
         event = lease.event
         delivery = Delivery(
@@ -226,9 +204,17 @@ class Relay:
     def _settle(
         self, leases: list[_Lease], results: list[PublishResult | None], tally: Counter[str]
     ) -> None:
-        changes, kinds = [], []
+        changes, kinds, now = [], [], _utcnow()
         for lease, result in zip(leases, results, strict=True):
-            kind, fields = self._settlement(lease, result)
+            kind, fields = settlement(lease.attempt, result, self.config, now=now, rng=self._rng)
+            if result is not None and result.outcome is not Outcome.DELIVERED:
+                logger.warning(
+                    "event %s attempt %d: %s, %s",
+                    lease.event.event_id,
+                    lease.attempt,
+                    result.error or result.outcome.value,
+                    kind,
+                )
             changes.append(Change(lease.change.ref, lease.change.expected_update_time, fields))
             kinds.append(kind)
         for lease, kind, update_time in zip(
@@ -243,44 +229,6 @@ class Relay:
                 )
             else:
                 tally[kind] += 1
-
-    def _settlement(
-        self, lease: _Lease, result: PublishResult | None
-    ) -> tuple[str, dict[str, Any]]:
-        fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
-        if result is None:  # never sent: hand it back without spending an attempt
-            fields.update(
-                status=EventStatus.PENDING.value,
-                attempts=lease.attempt - 1,
-                nextAttemptAt=_utcnow(),
-            )
-            return "released", fields
-        if result.outcome is Outcome.DELIVERED:
-            fields.update(status=EventStatus.PROCESSED.value, processedAt=SERVER_TIMESTAMP)
-            return "processed", fields
-        event_id, attempt = lease.event.event_id, lease.attempt
-        error = result.error or result.outcome.value
-        logger.warning("event %s attempt %d failed: %s", event_id, attempt, error)
-        if result.outcome is Outcome.REJECTED or attempt >= self.config.max_attempts:
-            reason = "rejected" if result.outcome is Outcome.REJECTED else "gave up"
-            fields.update(
-                status=EventStatus.FAILED.value,
-                lastError=bounded_error(f"{reason} after attempt {attempt}: {error}"),
-            )
-            return "failed", fields
-        delay = backoff_delay(
-            attempt,
-            base=self.config.backoff_base_seconds,
-            cap=self.config.backoff_max_seconds,
-            retry_after=result.retry_after,
-            rng=self._rng,
-        )
-        fields.update(
-            status=EventStatus.PENDING.value,
-            nextAttemptAt=_utcnow() + datetime.timedelta(seconds=delay),
-            lastError=bounded_error(f"attempt {attempt}: {error}"),
-        )
-        return "retried", fields
 
 
 def _utcnow() -> datetime.datetime:

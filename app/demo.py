@@ -1,0 +1,130 @@
+"""`outbox demo`: the whole path on a local emulator, from `create_new_order` to delivery."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import SimpleNamespace
+from typing import Any
+
+from google.cloud.firestore import FieldFilter
+
+from app.config import Settings
+from app.emulator import FirestoreEmulator
+from app.errors import OutboxError
+from app.firestore_client import EMULATOR_DEFAULT_PROJECT, get_db_client
+from app.receiver import Receiver
+from app.services import create_new_order
+from app.uow import FirestoreUnitOfWork
+
+
+def run_demo(settings: Settings) -> int:
+    with _on_emulator(settings) as settings, Receiver() as downstream:
+        db = get_db_client(settings)
+        items = [
+            {"productId": "sku-espresso", "quantity": 2},
+            {"productId": "sku-mug", "quantity": 1},
+        ]
+
+        print("\n1. An order and its OrderCreated event, committed in one batch:")
+        with FirestoreUnitOfWork(db, settings) as uow:
+            first = create_new_order("customer-7", items, uow)
+        print(f"   order {first}")
+
+        print("\n2. With an idempotency key, then the same call again (a client retry):")
+        key = "checkout-7-attempt"
+        with FirestoreUnitOfWork(db, settings) as uow:
+            second = create_new_order("customer-7", items[:1], uow, idempotency_key=key)
+        with FirestoreUnitOfWork(db, settings) as retry:
+            again = create_new_order("customer-7", items[:1], retry, idempotency_key=key)
+        print(f"   first call: order {second}; retry: order {again}, replayed={retry.replayed}")
+
+        print("\n3. Rejected calls write nothing:")
+        _show_rejection(db, settings, "customer-7", items, key)
+        _show_rejection(db, settings, "customer-7", [{"productId": "sku-mug", "quantity": 0}])
+
+        print("\n4. What Firestore now holds:")
+        for order_id in (first, second):
+            _show_order(db, settings, order_id)
+
+        print(f"\n5. The relay, run as the Function Compute timer would, POSTs to {downstream.url}")
+        summary = _invoke_relay_handler(settings, downstream.url)
+        print(
+            f"   summary: status={summary['status']} processed={summary['processed']} "
+            f"failed={summary['failed']} retried={summary['retried']} "
+            f"durationMs={summary['durationMs']}"
+        )
+        for request in downstream.received:
+            headers = request.headers
+            print(
+                f"   received {headers['ce-type']} ce-id={headers['ce-id']} "
+                f"ce-subject={headers['ce-subject']} body={request.body.decode()}"
+            )
+
+        print("\n6. After delivery:")
+        for order_id in (first, second):
+            _show_order(db, settings, order_id)
+        rerun = _invoke_relay_handler(settings, downstream.url)
+        print(f"   the next timer run finds nothing due: processed={rerun['processed']}")
+    if summary["status"] != "ok" or summary["processed"] != 2:
+        print(f"error: the relay did not deliver both events: {summary}")
+        return 1
+    return 0
+
+
+@contextmanager
+def _on_emulator(settings: Settings) -> Iterator[Settings]:
+    if settings.emulator_host:
+        print(f"Using the Firestore emulator at {settings.emulator_host}")
+        yield settings
+        return
+    with FirestoreEmulator() as emulator:
+        print(f"Started a Firestore emulator at {emulator.host_port} (stopped at the end)")
+        yield dataclasses.replace(settings, emulator_host=emulator.host_port)
+
+
+def _invoke_relay_handler(settings: Settings, url: str) -> dict[str, Any]:
+    # Imported here: the adapter lives outside `app`, which must not depend on it at import.
+    from function_compute.relay_handler import handler
+
+    # The handler reads its configuration from the environment, as on Function Compute.
+    os.environ.update(
+        FIRESTORE_EMULATOR_HOST=str(settings.emulator_host),
+        FIRESTORE_PROJECT_ID=settings.project_id or EMULATOR_DEFAULT_PROJECT,
+        DOWNSTREAM_SERVICE_URL=url,
+    )
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    event = f'{{"triggerTime": "{now}", "triggerName": "relay-timer", "payload": ""}}'
+    context = SimpleNamespace(request_id=str(uuid.uuid4()), function=SimpleNamespace(timeout=60))
+    result: dict[str, Any] = handler(event.encode(), context)
+    return result
+
+
+def _show_rejection(
+    db: Any, settings: Settings, customer: str, items: list[dict[str, Any]], key: str | None = None
+) -> None:
+    try:
+        with FirestoreUnitOfWork(db, settings) as uow:
+            create_new_order(customer, items, uow, idempotency_key=key)
+    except OutboxError as exc:
+        print(f"   {type(exc).__name__}: {exc}")
+    else:
+        raise AssertionError("the demo expected this call to be rejected")
+
+
+def _show_order(db: Any, settings: Settings, order_id: str) -> None:
+    order = db.collection(settings.orders_collection).document(order_id).get().to_dict()
+    outbox = db.collection(settings.outbox_collection)
+    events = outbox.where(filter=FieldFilter("aggregateId", "==", order_id)).get()
+    quantities = ", ".join(f"{i['productId']} x{i['quantity']}" for i in order["items"])
+    print(f"   {settings.orders_collection}/{order_id}: {order['status']}, {quantities}")
+    for event in events:
+        data = event.to_dict()
+        print(
+            f"     {settings.outbox_collection}/{event.id}: {data['eventType']} "
+            f"status={data['status']} attempts={data['attempts']} createdAt={data['createdAt']}"
+        )

@@ -1,0 +1,100 @@
+"""What the relay writes at each step of an event's life, decided without any I/O.
+
+    PENDING (due) ──lease──▶ PROCESSING ──2xx──────────────▶ PROCESSED
+        ▲                      │  ├─retryable, attempts left─▶ PENDING, nextAttemptAt = backoff
+        └──────released────────┤  └─rejected or exhausted────▶ FAILED, lastError
+                               └─lease expired: taken back by the next relay (an attempt spent)
+
+`attempts` counts an attempt when its lease is written, so a relay that dies mid-attempt has
+still spent it, and a poison event that kills relays runs out instead of looping forever.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.cloud.firestore import SERVER_TIMESTAMP
+
+from app.domain import EventStatus
+from app.relay.backoff import backoff_delay
+from app.relay.config import RelayConfig
+from app.relay.events import OutboxEvent, PoisonEvent
+from app.relay.publishers import Outcome, PublishResult, bounded_error
+
+
+@dataclass(frozen=True)
+class LeasePlan:
+    kind: str  # "leased", "poisoned", or "exhausted" (abandoned with no attempt left)
+    event: OutboxEvent | None  # None when poisoned
+    fields: dict[str, Any]  # what the lease write sets
+    reclaim: bool  # the event was PROCESSING under an expired lease
+
+
+def plan_lease(
+    document_id: str, data: Mapping[str, Any], *, instance: str, max_attempts: int
+) -> LeasePlan:
+    """The write that takes a due event: a lease, or FAILED when it can never be sent."""
+    reclaim = data.get("status") == EventStatus.PROCESSING.value
+    fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
+    try:
+        event = OutboxEvent.from_document(document_id, data)
+    except PoisonEvent as exc:
+        error = bounded_error(f"poison event: {exc}")
+        fields.update(status=EventStatus.FAILED.value, lastError=error)
+        return LeasePlan("poisoned", None, fields, reclaim)
+    if reclaim:
+        holder = bounded_error(str(data.get("processingInstanceId")))
+        fields["lastError"] = f"lease by {holder} abandoned during attempt {event.attempts}"
+        if event.attempts >= max_attempts:
+            fields["status"] = EventStatus.FAILED.value
+            return LeasePlan("exhausted", event, fields, reclaim)
+    fields.update(
+        status=EventStatus.PROCESSING.value,
+        processingInstanceId=instance,
+        attempts=event.attempts + 1,
+    )
+    return LeasePlan("leased", event, fields, reclaim)
+
+
+def settlement(
+    attempt: int,
+    result: PublishResult | None,
+    config: RelayConfig,
+    *,
+    now: datetime.datetime,
+    rng: random.Random | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """How attempt number `attempt` ends: ("processed" | "retried" | "failed" | "released",
+    the fields to write). `result` None means the event was never sent."""
+    fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
+    if result is None:  # handed back without spending the attempt
+        fields.update(status=EventStatus.PENDING.value, attempts=attempt - 1, nextAttemptAt=now)
+        return "released", fields
+    if result.outcome is Outcome.DELIVERED:
+        fields.update(status=EventStatus.PROCESSED.value, processedAt=SERVER_TIMESTAMP)
+        return "processed", fields
+    error = result.error or result.outcome.value
+    if result.outcome is Outcome.REJECTED or attempt >= config.max_attempts:
+        reason = "rejected" if result.outcome is Outcome.REJECTED else "gave up"
+        fields.update(
+            status=EventStatus.FAILED.value,
+            lastError=bounded_error(f"{reason} after attempt {attempt}: {error}"),
+        )
+        return "failed", fields
+    delay = backoff_delay(
+        attempt,
+        base=config.backoff_base_seconds,
+        cap=config.backoff_max_seconds,
+        retry_after=result.retry_after,
+        rng=rng,
+    )
+    fields.update(
+        status=EventStatus.PENDING.value,
+        nextAttemptAt=now + datetime.timedelta(seconds=delay),
+        lastError=bounded_error(f"attempt {attempt}: {error}"),
+    )
+    return "retried", fields
