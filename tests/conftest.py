@@ -12,6 +12,7 @@ from google.cloud import firestore
 from app.config import Settings
 from app.emulator import FirestoreEmulator, reset_emulator
 from app.firestore_client import get_db_client
+from app.receiver import Receiver
 
 PROJECT = "outbox-test"
 
@@ -42,3 +43,10 @@ def db(settings: Settings) -> firestore.Client:
 def unique() -> str:
     """A fresh id fragment, so values never collide across tests or runs."""
     return uuid.uuid4().hex[:12]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A real local HTTP downstream; set `receiver.respond` to script its answers."""
+    with Receiver() as downstream:
+        yield downstream

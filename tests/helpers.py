@@ -1,0 +1,91 @@
+"""Helpers shared by the relay tests: fast settings, orders to deliver, outbox snapshots."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import time
+from collections.abc import Callable
+from typing import Any
+
+from google.cloud import firestore
+
+from app.config import Settings
+from app.relay import Relay, RelayConfig
+from app.services import create_new_order
+from app.uow import FirestoreUnitOfWork
+
+# Short timeouts and backoff so retries and lease expiry happen within a test.
+FAST = RelayConfig(
+    downstream_url="http://127.0.0.1:9/unused",
+    max_attempts=3,
+    lock_timeout_seconds=3.0,
+    backoff_base_seconds=0.05,
+    backoff_max_seconds=0.2,
+    batch_size=50,
+    concurrency=8,
+    time_budget_seconds=30.0,
+    http_timeout_seconds=0.5,
+    firestore_timeout_seconds=5.0,
+)
+
+
+def fast_config(url: str, **overrides: Any) -> RelayConfig:
+    return dataclasses.replace(FAST, downstream_url=url, **overrides)
+
+
+def make_relay(db: firestore.Client, settings: Settings, url: str, **overrides: Any) -> Relay:
+    return Relay(db, settings, fast_config(url, **overrides))
+
+
+def add_orders(db: firestore.Client, settings: Settings, count: int) -> list[str]:
+    """Create `count` orders through the app layer; return their event ids."""
+    for n in range(count):
+        with FirestoreUnitOfWork(db, settings) as uow:
+            create_new_order(f"customer-{n}", [{"productId": "sku-1", "quantity": n + 1}], uow)
+    return sorted(outbox(db, settings))
+
+
+def outbox(db: firestore.Client, settings: Settings) -> dict[str, dict[str, Any]]:
+    return {doc.id: doc.to_dict() for doc in db.collection(settings.outbox_collection).get()}
+
+
+def add_raw_event(
+    db: firestore.Client, settings: Settings, event_id: str, **fields: Any
+) -> dict[str, Any]:
+    """Write an outbox document by hand (as a foreign producer might), due now."""
+    document = {
+        "eventId": event_id,
+        "eventType": "OrderCreated",
+        "aggregateType": "order",
+        "aggregateId": f"order-{event_id}",
+        "payload": {"orderId": f"order-{event_id}"},
+        "status": "PENDING",
+        "attempts": 0,
+        "createdAt": firestore.SERVER_TIMESTAMP,
+        "updatedAt": firestore.SERVER_TIMESTAMP,
+        "nextAttemptAt": firestore.SERVER_TIMESTAMP,
+        "processingInstanceId": None,
+        "processedAt": None,
+        "lastError": None,
+        **fields,
+    }
+    db.collection(settings.outbox_collection).document(event_id).set(document)
+    return document
+
+
+def run_until(
+    relay: Relay, done: Callable[[], bool], timeout: float = 15.0
+) -> list[dict[str, Any]]:
+    """Run the relay again and again (as successive timer ticks) until `done()`."""
+    summaries = []
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"not done after {timeout}s: {summaries[-3:]}"
+        summaries.append(relay.run())
+        time.sleep(0.05)
+    return summaries
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
