@@ -108,6 +108,7 @@ class FirestoreEmulator:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(process.pid, sig)
+                os.killpg(process.pid, signal.SIGCONT)  # a paused group must wake to exit
             except ProcessLookupError:
                 break
             try:
@@ -117,6 +118,18 @@ class FirestoreEmulator:
             except subprocess.TimeoutExpired:
                 continue
         self._log.close()
+
+    def pause(self) -> None:
+        """Freeze the emulator (SIGSTOP to its group): requests hang, as in a network partition."""
+        self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_group(signal.SIGCONT)
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        if self._process is None:
+            raise EmulatorError("the emulator is not running")
+        os.killpg(self._process.pid, sig)
 
     def log_tail(self, lines: int = 20) -> str:
         self._log.flush()

@@ -54,7 +54,7 @@ class Receiver:
         self._host = host
         self._received: list[Received] = []
         self._changed = threading.Condition()
-        self._server = ThreadingHTTPServer((host, 0), _handler_for(self))
+        self._server = _Server((host, 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -105,6 +105,11 @@ class Receiver:
             self._received.append(request)
             self._changed.notify_all()
         return self.respond(request)
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when a relay opens a pool of them at once.
+    request_queue_size = 128
 
 
 def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:

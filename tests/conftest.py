@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from google.cloud import firestore
 
 from app.config import Settings
@@ -50,3 +53,23 @@ def receiver() -> Iterator[Receiver]:
     """A real local HTTP downstream; set `receiver.respond` to script its answers."""
     with Receiver() as downstream:
         yield downstream
+
+
+@pytest.fixture(scope="session")
+def key_info() -> dict[str, Any]:
+    """A service-account key with a freshly generated private key (never a real one)."""
+    private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = private_key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    return {
+        "type": "service_account",
+        "project_id": "key-project",
+        "private_key_id": "abc123",
+        "private_key": pem,
+        "client_email": "relay@key-project.iam.gserviceaccount.com",
+        "client_id": "1",
+        "token_uri": "https://oauth2.googleapis.com/token",
+    }

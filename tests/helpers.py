@@ -89,3 +89,19 @@ def run_until(
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
+
+
+def relay_environment(settings: Settings, url: str, **relay_variables: str) -> dict[str, str]:
+    """The variables a deployed relay function would see, with FAST's timings."""
+    return {
+        "FIRESTORE_EMULATOR_HOST": str(settings.emulator_host),
+        "FIRESTORE_PROJECT_ID": str(settings.project_id),
+        "DOWNSTREAM_SERVICE_URL": url,
+        "RELAY_MAX_ATTEMPTS": str(FAST.max_attempts),
+        "RELAY_LOCK_TIMEOUT_SECONDS": str(FAST.lock_timeout_seconds),
+        "RELAY_BACKOFF_BASE_SECONDS": str(FAST.backoff_base_seconds),
+        "RELAY_BACKOFF_MAX_SECONDS": str(FAST.backoff_max_seconds),
+        "RELAY_HTTP_TIMEOUT_SECONDS": str(FAST.http_timeout_seconds),
+        "RELAY_FIRESTORE_TIMEOUT_SECONDS": str(FAST.firestore_timeout_seconds),
+        **relay_variables,
+    }

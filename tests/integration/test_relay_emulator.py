@@ -199,7 +199,9 @@ def test_only_one_of_two_writers_holding_the_same_snapshot_gets_the_lease(
     [snapshot] = store.pending(utcnow(), 10)
 
     def lease(instance: str) -> dt.datetime | None:
-        change = Change(snapshot.reference, snapshot.update_time, {"processingInstanceId": instance})
+        change = Change(
+            snapshot.reference, snapshot.update_time, {"processingInstanceId": instance}
+        )
         [result] = store.write_if_unchanged([change])
         return result
 

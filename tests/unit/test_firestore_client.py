@@ -6,33 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from google.auth.credentials import AnonymousCredentials
 
 from app.config import Settings
 from app.errors import ConfigError
 from app.firestore_client import EMULATOR_DEFAULT_PROJECT, get_db_client
-
-
-@pytest.fixture(scope="module")
-def key_info() -> dict[str, Any]:
-    """A service-account key with a freshly generated private key (never a real one)."""
-    private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = private_key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    return {
-        "type": "service_account",
-        "project_id": "key-project",
-        "private_key_id": "abc123",
-        "private_key": pem,
-        "client_email": "relay@key-project.iam.gserviceaccount.com",
-        "client_id": "1",
-        "token_uri": "https://oauth2.googleapis.com/token",
-    }
 
 
 def test_emulator_needs_no_credentials_and_has_a_default_project() -> None:
