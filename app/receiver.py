@@ -77,7 +77,7 @@ class Receiver:
 
     def start(self) -> Receiver:
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="receiver", daemon=True
+            target=self._server.serve_forever, args=(0.05,), name="receiver", daemon=True
         )
         self._thread.start()
         return self

@@ -1,0 +1,96 @@
+"""Relays as real processes (`outbox relay`): killed mid-delivery, and several at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from google.cloud import firestore
+
+from app.config import Settings
+from app.receiver import Answer, Received, Receiver
+from tests.helpers import FAST, add_orders, make_relay, outbox, relay_environment, run_until
+
+OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
+
+
+def start_relay(variables: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "RELAY_"))}
+    env.update(variables, LOG_LEVEL="WARNING")
+    return subprocess.Popen(
+        [OUTBOX, "relay"],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_relay_killed_between_delivery_and_settle_redelivers_after_the_lock_timeout(
+    db: firestore.Client, settings: Settings, receiver: Receiver, tmp_path: Path
+) -> None:
+    event_ids = add_orders(db, settings, 3)
+    relays: list[subprocess.Popen[str]] = []
+    killed = threading.Event()
+
+    def kill_on_first_delivery(request: Received) -> Answer:
+        if not killed.is_set():
+            os.kill(relays[0].pid, signal.SIGKILL)  # the event arrived; its settle never will
+            killed.set()
+        return Answer(200)
+
+    receiver.respond = kill_on_first_delivery
+    variables = relay_environment(settings, receiver.url, RELAY_CONCURRENCY="1")
+    relays.append(start_relay(variables, tmp_path))
+    relays[0].wait(timeout=60)
+    assert relays[0].returncode == -signal.SIGKILL
+    first = receiver.received[0].event_id
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSING"}
+
+    relay = make_relay(db, settings, receiver.url)
+    assert relay.run()["leased"] == 0  # the leases have not expired yet
+    time.sleep(FAST.lock_timeout_seconds)
+    run_until(relay, lambda: {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"})
+
+    deliveries = Counter(r.event_id for r in receiver.received)
+    assert deliveries[first] == 2  # delivered again, with the same ce-id
+    assert sorted(deliveries) == event_ids
+    events = outbox(db, settings)
+    assert events[first]["attempts"] == 2
+    assert "abandoned during attempt 1" in events[first]["lastError"]
+
+
+def test_several_relay_processes_deliver_every_event_exactly_once(
+    db: firestore.Client, settings: Settings, tmp_path: Path
+) -> None:
+    def steady(_: Received) -> Answer:
+        time.sleep(0.02)  # keeps each relay busy long enough for all of them to overlap
+        return Answer(200)
+
+    event_ids = add_orders(db, settings, 400)
+    with Receiver(steady) as receiver:
+        variables = relay_environment(
+            settings, receiver.url, RELAY_BATCH_SIZE="25", RELAY_CONCURRENCY="4"
+        )
+        relays = [start_relay(variables, tmp_path) for _ in range(4)]
+        outputs = [relay.communicate(timeout=120) for relay in relays]
+
+    summaries = []
+    for relay, (stdout, stderr) in zip(relays, outputs, strict=True):
+        assert relay.returncode == 0, stderr
+        summaries.append(json.loads(stdout))
+    deliveries = Counter(r.event_id for r in receiver.received)
+    assert sorted(deliveries) == event_ids
+    assert set(deliveries.values()) == {1}, deliveries.most_common(3)
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+    assert sum(s["processed"] for s in summaries) == 400
+    assert sum(1 for s in summaries if s["processed"]) >= 2  # they really ran side by side
