@@ -23,7 +23,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
-
+    peer: str = ""  # the client's host:port; one per connection
     @property
     def event_id(self) -> str | None:
         return self.headers.get("ce-id")
@@ -120,7 +120,8 @@ def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
             headers = {name.lower(): value for name, value in self.headers.items()}
-            answer = receiver._record(Received(self.path, headers, body))
+            peer = "{}:{}".format(*self.client_address[:2])
+            answer = receiver._record(Received(self.path, headers, body, peer))
             self.send_response(answer.status)
             for name, value in answer.headers:
                 self.send_header(name, value)

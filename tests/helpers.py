@@ -105,3 +105,20 @@ def relay_environment(settings: Settings, url: str, **relay_variables: str) -> d
         "RELAY_FIRESTORE_TIMEOUT_SECONDS": str(FAST.firestore_timeout_seconds),
         **relay_variables,
     }
+
+
+NOW = dt.datetime(2026, 11, 21, 8, 0, tzinfo=dt.timezone.utc)
+
+
+def document(**changes: object) -> dict[str, object]:
+    """A well-formed outbox document as the relay reads it back."""
+    return {
+        "eventId": "e-1",
+        "eventType": "OrderCreated",
+        "aggregateType": "order",
+        "aggregateId": "o-1",
+        "createdAt": NOW,
+        "attempts": 2,
+        "payload": {"orderId": "o-1"},
+        **changes,
+    }

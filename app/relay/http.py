@@ -66,9 +66,10 @@ class HttpPublisher:
             outcome = classify_status(response.status_code)
             if outcome is Outcome.DELIVERED:
                 return PublishResult.delivered()
-            excerpt = response.content[:200].decode("utf-8", "replace")
+            excerpt = response.content[:200].decode("utf-8", "replace").strip()
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return self._failure(outcome, f"HTTP {response.status_code}: {excerpt}", retry_after)
+        error = f"HTTP {response.status_code}" + (f": {excerpt}" if excerpt else "")
+        return self._failure(outcome, error, retry_after)
 
     def close(self) -> None:
         self._session.close()

@@ -18,14 +18,18 @@ OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable),
 
 
 def run_demo(env_overrides: dict[str, str | None]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "ORDERS_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("FIRESTORE_", "ORDERS_", "OUTBOX_", "RELAY_", "DOWNSTREAM_"))
+    }
     env.update({k: v for k, v in env_overrides.items() if v is not None})
     return subprocess.run(
         [OUTBOX, "demo"], env=env, capture_output=True, text=True, timeout=180, check=False
     )
 
 
-def test_demo_on_a_running_emulator_writes_two_orders_with_their_events(
+def test_demo_on_a_running_emulator_writes_two_orders_and_relays_their_events(
     settings: Settings, db: firestore.Client
 ) -> None:
     result = run_demo(
@@ -42,9 +46,13 @@ def test_demo_on_a_running_emulator_writes_two_orders_with_their_events(
     events = [doc.to_dict() for doc in db.collection("outbox").get()]
     assert len(orders) == 2
     assert sorted(e["aggregateId"] for e in events) == sorted(orders)
-    assert {e["status"] for e in events} == {"PENDING"}
+    assert {(e["status"], e["attempts"]) for e in events} == {("PROCESSED", 1)}
     for order_id in orders:
         assert order_id in result.stdout
+    for event in events:
+        assert f"received OrderCreated ce-id={event['eventId']}" in result.stdout
+    assert "status=ok processed=2 failed=0" in result.stdout
+    assert "the next timer run finds nothing due: processed=0" in result.stdout
 
 
 def test_demo_without_an_emulator_starts_and_stops_its_own() -> None:

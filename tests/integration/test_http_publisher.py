@@ -1,0 +1,61 @@
+"""`HttpPublisher` against a real local HTTP server (no Firestore needed)."""
+
+from __future__ import annotations
+
+import time
+
+from app.emulator import free_port
+from app.receiver import Answer, Received, Receiver
+from app.relay.http import HttpPublisher
+from app.relay.publishers import Delivery, Outcome
+
+DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b'{"a":1}', 1)
+
+
+def publisher(url: str, read_timeout: float = 2.0) -> HttpPublisher:
+    return HttpPublisher(url, connect_timeout=1.0, read_timeout=read_timeout, pool_size=4)
+
+
+def test_one_keep_alive_connection_carries_many_deliveries(receiver: Receiver) -> None:
+    http = publisher(receiver.url)
+    results = [http.publish(DELIVERY) for _ in range(20)]
+    assert {r.outcome for r in results} == {Outcome.DELIVERED}
+    assert len({r.peer for r in receiver.received}) == 1
+    request = receiver.received[0]
+    assert request.body == b'{"a":1}' and request.headers["ce-id"] == "e-1"
+    assert request.headers["user-agent"].startswith("firestore-outbox-relay/")
+
+
+def test_a_redirect_is_not_followed(receiver: Receiver) -> None:
+    receiver.respond = lambda _: Answer(302, (("Location", "http://127.0.0.1:9/elsewhere"),))
+    result = publisher(receiver.url).publish(DELIVERY)
+    assert result.outcome is Outcome.RETRY and result.error == "HTTP 302"
+    assert len(receiver.received) == 1
+
+
+def test_a_slow_answer_times_out_and_names_no_secret(receiver: Receiver) -> None:
+    def slow(_: Received) -> Answer:
+        time.sleep(1.0)
+        return Answer(200)
+
+    receiver.respond = slow
+    url = receiver.url + "?key=hunter2"
+    started = time.monotonic()
+    result = publisher(url, read_timeout=0.3).publish(DELIVERY)
+    assert time.monotonic() - started < 0.9
+    assert result.outcome is Outcome.RETRY and result.error
+    assert result.error.startswith("timeout: ReadTimeout") and "hunter2" not in result.error
+
+
+def test_a_refused_connection_is_retried_and_names_no_secret() -> None:
+    url = f"http://user:hunter2@127.0.0.1:{free_port()}/hooks/hunter2?sig=hunter2"
+    result = publisher(url).publish(DELIVERY)
+    assert result.outcome is Outcome.RETRY and result.error
+    assert result.error.startswith("ConnectionError") and "hunter2" not in result.error
+
+
+def test_retry_after_and_the_answer_body_are_reported(receiver: Receiver) -> None:
+    receiver.respond = lambda _: Answer(503, (("Retry-After", "9"),), b"down for\nmaintenance")
+    result = publisher(receiver.url).publish(DELIVERY)
+    assert (result.outcome, result.retry_after) == (Outcome.RETRY, 9.0)
+    assert result.error == "HTTP 503: down for maintenance"

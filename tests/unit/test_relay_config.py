@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import pytest
+
+from app.errors import ConfigError
+from app.relay.config import RelayConfig, load_relay_config
+
+URL = "https://hooks.example.com/orders?token=t0ps3cret"
+
+
+def test_defaults_need_only_the_downstream_url() -> None:
+    config = load_relay_config({"DOWNSTREAM_SERVICE_URL": URL})
+    assert config == RelayConfig(downstream_url=URL)
+    assert (config.max_attempts, config.lock_timeout_seconds) == (5, 300.0)
+    assert config.lock_timeout_seconds >= 2 * config.attempt_seconds
+
+
+def test_every_variable_is_read() -> None:
+    config = load_relay_config(
+        {
+            "DOWNSTREAM_SERVICE_URL": URL,
+            "RELAY_MAX_ATTEMPTS": "7",
+            "RELAY_LOCK_TIMEOUT_SECONDS": "120",
+            "RELAY_BACKOFF_BASE_SECONDS": "0.5",
+            "RELAY_BACKOFF_MAX_SECONDS": "60",
+            "RELAY_BATCH_SIZE": "250",
+            "RELAY_CONCURRENCY": "32",
+            "RELAY_TIME_BUDGET_SECONDS": "240",
+            "RELAY_HTTP_TIMEOUT_SECONDS": "3",
+            "RELAY_FIRESTORE_TIMEOUT_SECONDS": "4",
+            "RELAY_EVENT_SOURCE": "/shop/orders",
+        }
+    )
+    assert config == RelayConfig(
+        downstream_url=URL,
+        max_attempts=7,
+        lock_timeout_seconds=120,
+        backoff_base_seconds=0.5,
+        backoff_max_seconds=60,
+        batch_size=250,
+        concurrency=32,
+        time_budget_seconds=240,
+        http_timeout_seconds=3,
+        firestore_timeout_seconds=4,
+        event_source="/shop/orders",
+    )
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({}, "DOWNSTREAM_SERVICE_URL is not set"),
+        ({"DOWNSTREAM_SERVICE_URL": "ftp://example.com/x"}, "DOWNSTREAM_SERVICE_URL must be"),
+        ({"DOWNSTREAM_SERVICE_URL": "https:///nohost"}, "DOWNSTREAM_SERVICE_URL must be"),
+        ({"RELAY_MAX_ATTEMPTS": "five"}, "RELAY_MAX_ATTEMPTS must be a whole number, got 'five'"),
+        ({"RELAY_MAX_ATTEMPTS": "0"}, "RELAY_MAX_ATTEMPTS must be a whole number >= 1"),
+        ({"RELAY_BATCH_SIZE": "501"}, "RELAY_BATCH_SIZE must be at most 500"),
+        ({"RELAY_CONCURRENCY": "2.5"}, "RELAY_CONCURRENCY must be a whole number"),
+        ({"RELAY_BACKOFF_BASE_SECONDS": "-1"}, "RELAY_BACKOFF_BASE_SECONDS must be greater than 0"),
+        ({"RELAY_BACKOFF_MAX_SECONDS": "1"}, "RELAY_BACKOFF_MAX_SECONDS must be at least"),
+        ({"RELAY_TIME_BUDGET_SECONDS": "nan"}, "RELAY_TIME_BUDGET_SECONDS must be a finite number"),
+        ({"RELAY_LOCK_TIMEOUT_SECONDS": "20"}, "RELAY_LOCK_TIMEOUT_SECONDS must be at least twice"),
+        ({"RELAY_EVENT_SOURCE": " "}, None),  # blank means unset, like every variable
+    ],
+)
+def test_bad_values_name_their_variable(variables: dict[str, str], message: str | None) -> None:
+    environ = {"DOWNSTREAM_SERVICE_URL": URL, **variables} if variables else {}
+    if message is None:
+        assert load_relay_config(environ).event_source is None
+        return
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")) as caught:
+        load_relay_config(environ)
+    assert "t0ps3cret" not in str(caught.value)
+
+
+def test_the_url_is_never_echoed() -> None:
+    with pytest.raises(ConfigError) as caught:
+        RelayConfig(downstream_url="gopher://user:t0ps3cret@example.com/")
+    assert "t0ps3cret" not in str(caught.value)

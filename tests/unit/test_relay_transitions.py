@@ -1,0 +1,76 @@
+"""What each step of an event's life writes, decided without Firestore."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+from google.cloud.firestore import SERVER_TIMESTAMP
+
+from app.relay.publishers import Outcome, PublishResult
+from app.relay.transitions import plan_lease, settlement
+from tests.helpers import FAST, NOW, document
+
+
+def test_a_pending_event_is_leased_and_its_attempt_counted_up_front() -> None:
+    plan = plan_lease("e-1", document(status="PENDING"), instance="i-1", max_attempts=3)
+    assert (plan.kind, plan.reclaim) == ("leased", False)
+    assert plan.fields == {
+        "status": "PROCESSING",
+        "processingInstanceId": "i-1",
+        "attempts": 3,
+        "updatedAt": SERVER_TIMESTAMP,
+    }
+
+
+def test_an_abandoned_lease_is_taken_back_or_failed_when_no_attempt_is_left() -> None:
+    held = document(status="PROCESSING", processingInstanceId="dead", attempts=1)
+    plan = plan_lease("e-1", held, instance="i-2", max_attempts=3)
+    assert (plan.kind, plan.reclaim, plan.fields["attempts"]) == ("leased", True, 2)
+    assert plan.fields["lastError"] == "lease by dead abandoned during attempt 1"
+
+    spent = plan_lease("e-1", {**held, "attempts": 3}, instance="i-2", max_attempts=3)
+    assert (spent.kind, spent.fields["status"]) == ("exhausted", "FAILED")
+    assert "attempts" not in spent.fields
+
+
+def test_a_poison_document_is_failed_with_its_reason() -> None:
+    plan = plan_lease("e-1", document(payload="x"), instance="i-1", max_attempts=3)
+    assert (plan.kind, plan.event, plan.fields["status"]) == ("poisoned", None, "FAILED")
+    assert plan.fields["lastError"] == "poison event: payload must be a map, got str"
+
+
+def test_settlements() -> None:
+    rng = random.Random(3)
+
+    def settle(attempt: int, result: PublishResult | None) -> tuple[str, dict[str, object]]:
+        return settlement(attempt, result, FAST, now=NOW, rng=rng)
+
+    kind, fields = settle(1, PublishResult.delivered())
+    assert kind == "processed" and fields["processedAt"] is SERVER_TIMESTAMP
+
+    kind, fields = settle(1, PublishResult(Outcome.RETRY, "HTTP 503"))
+    assert (kind, fields["status"], fields["lastError"]) == (
+        "retried",
+        "PENDING",
+        "attempt 1: HTTP 503",
+    )
+    assert (
+        NOW + dt.timedelta(seconds=0.05)
+        <= fields["nextAttemptAt"]
+        <= NOW + dt.timedelta(seconds=0.2)
+    )
+
+    kind, fields = settle(3, PublishResult(Outcome.RETRY, "HTTP 503"))  # FAST allows 3
+    assert (kind, fields["lastError"]) == ("failed", "gave up after attempt 3: HTTP 503")
+
+    kind, fields = settle(1, PublishResult(Outcome.REJECTED, "HTTP 400"))
+    assert (kind, fields["lastError"]) == ("failed", "rejected after attempt 1: HTTP 400")
+
+    kind, fields = settle(2, None)  # never sent: the attempt is handed back
+    assert (kind, fields["status"], fields["attempts"], fields["nextAttemptAt"]) == (
+        "released",
+        "PENDING",
+        1,
+        NOW,
+    )
