@@ -24,6 +24,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     peer: str = ""  # the client's host:port; one per connection
+
     @property
     def event_id(self) -> str | None:
         return self.headers.get("ce-id")

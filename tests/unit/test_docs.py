@@ -15,10 +15,11 @@ def readme_commands() -> list[str]:
 
 def variables_read_by_the_code() -> set[str]:
     names = set()
-    for path in (ROOT / "app").glob("*.py"):
+    for path in [*(ROOT / "app").rglob("*.py"), *(ROOT / "function_compute").rglob("*.py")]:
         text = path.read_text()
         names |= set(re.findall(r'get\("([A-Z][A-Z0-9_]+)"\)', text))
         names |= set(re.findall(r'_ENV = "([A-Z][A-Z0-9_]+)"', text))
+        names |= set(re.findall(r'\("([A-Z][A-Z0-9_]+)", (?:int|float)\)', text))
     return names
 
 
@@ -31,6 +32,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_every_variable_the_code_reads_is_documented() -> None:
     variables = variables_read_by_the_code()
     assert {"FIRESTORE_PROJECT_ID", "FIRESTORE_CREDENTIALS_JSON", "LOG_LEVEL"} <= variables
+    assert {"DOWNSTREAM_SERVICE_URL", "RELAY_MAX_ATTEMPTS", "RELAY_EVENT_SOURCE"} <= variables
     example = (ROOT / "credentials.example").read_text()
     readme = (ROOT / "README.md").read_text()
     for name in variables:
