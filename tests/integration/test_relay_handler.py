@@ -19,7 +19,8 @@ from app.config import Settings
 from app.emulator import FirestoreEmulator
 from app.firestore_client import get_db_client
 from app.receiver import Answer, Received, Receiver
-from function_compute.relay_handler import handler
+from function_compute import relay_handler
+from function_compute.relay_handler import handler, initialize
 from tests.helpers import add_orders, outbox, relay_environment
 
 TIMER_EVENT = (
@@ -200,3 +201,22 @@ def test_firestore_unavailable_mid_run_returns_an_error_and_loses_nothing(
     assert {e["status"] for e in events.values()} == {"PROCESSED"}
     assert sorted(events) == event_ids
     assert {r.event_id for r in receiver.received} == set(event_ids)
+
+
+def test_initialize_warms_the_relay_and_never_raises_on_bad_configuration(
+    settings: Settings,
+    receiver: Receiver,
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.ERROR):
+        initialize(fc_context())  # nothing configured yet
+    assert "DOWNSTREAM_SERVICE_URL" in caplog.text
+
+    use(monkeypatch, relay_environment(settings, receiver.url))
+    initialize(fc_context())
+    warmed = relay_handler._cached
+    assert warmed is not None
+    handler(TIMER_EVENT, fc_context())
+    assert relay_handler._cached is warmed  # the same client and session are reused
