@@ -105,4 +105,7 @@ class LeaseStore:
 
     def _retry(self) -> Retry:
         # Transient errors are retried, but never past the relay's own Firestore timeout.
+        # A BatchWrite retried after its answer was lost finds its own earlier writes and
+        # reports them as lost races: such an event waits out one lease and is taken back,
+        # so the cost is a delay, never a lost or doubled state change.
         return Retry(initial=0.1, maximum=1.0, timeout=self._timeout)
