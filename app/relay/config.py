@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,10 +21,13 @@ class RelayConfig:
     """Relay settings; build with `load_relay_config()` or directly in tests.
 
     Every field has an environment variable (`RELAY_` + its name in capitals, seconds where
-    the name says so), except `downstream_url` (`DOWNSTREAM_SERVICE_URL`).
+    the name says so), except `downstream_url` (`DOWNSTREAM_SERVICE_URL`) and the Alibaba
+    Cloud credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
+    which Function Compute sets for a function that has a role).
     """
 
-    downstream_url: str
+    publisher: str = "http"  # or "fc": invoke a Function Compute function
+    downstream_url: str | None = None
     max_attempts: int = 5
     lock_timeout_seconds: float = 300.0
     backoff_base_seconds: float = 10.0
@@ -35,12 +38,27 @@ class RelayConfig:
     http_timeout_seconds: float = 10.0
     firestore_timeout_seconds: float = 10.0
     event_source: str | None = None
+    fc_endpoint: str | None = None
+    fc_service: str | None = None
+    fc_function: str | None = None
+    fc_qualifier: str | None = None
+    fc_invocation_type: str = "async"
+    access_key_id: str | None = None
+    access_key_secret: str | None = field(default=None, repr=False)
+    security_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.downstream_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        if self.publisher == "http":
+            if self.downstream_url is None:
+                raise ConfigError(
+                    "DOWNSTREAM_SERVICE_URL is not set: the relay has nowhere to deliver"
+                )
             # The URL may embed a token, so it is not echoed.
-            raise ConfigError("DOWNSTREAM_SERVICE_URL must be an http:// or https:// URL")
+            _check_url("DOWNSTREAM_SERVICE_URL", self.downstream_url)
+        elif self.publisher == "fc":
+            self._check_fc()
+        else:
+            raise ConfigError(f"RELAY_PUBLISHER must be http or fc, got {self.publisher!r}")
         _at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
         _at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
         if self.batch_size > MAX_WRITES_PER_BATCH:
@@ -69,6 +87,22 @@ class RelayConfig:
         if self.event_source is not None and not self.event_source.strip():
             raise ConfigError("RELAY_EVENT_SOURCE must not be blank")
 
+    def _check_fc(self) -> None:
+        for variable, value in (
+            ("RELAY_FC_ENDPOINT", self.fc_endpoint),
+            ("RELAY_FC_SERVICE", self.fc_service),
+            ("RELAY_FC_FUNCTION", self.fc_function),
+            ("ALIBABA_CLOUD_ACCESS_KEY_ID", self.access_key_id),
+            ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", self.access_key_secret),
+        ):
+            if not value:
+                raise ConfigError(f"{variable} is not set: RELAY_PUBLISHER=fc needs it")
+        _check_url("RELAY_FC_ENDPOINT", str(self.fc_endpoint))
+        if self.fc_invocation_type not in ("async", "sync"):
+            raise ConfigError(
+                f"RELAY_FC_INVOCATION_TYPE must be async or sync, got {self.fc_invocation_type!r}"
+            )
+
     @property
     def attempt_seconds(self) -> float:
         """The longest one attempt may take: connect and read timeout, then the settle."""
@@ -95,15 +129,31 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
 def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
     """Read the relay's variables like `load_settings()` does; `ConfigError` names the bad one."""
     get = env_reader(environ)
-    url = get("DOWNSTREAM_SERVICE_URL")
-    if url is None:
-        raise ConfigError("DOWNSTREAM_SERVICE_URL is not set: the relay has nowhere to deliver")
     numbers: dict[str, Any] = {}
     for name, (variable, kind) in _NUMBERS.items():
         raw = get(variable)
         if raw is not None:
             numbers[name] = _parse_number(variable, raw, kind)
-    return RelayConfig(downstream_url=url, event_source=get("RELAY_EVENT_SOURCE"), **numbers)
+    return RelayConfig(
+        publisher=(get("RELAY_PUBLISHER") or "http").lower(),
+        downstream_url=get("DOWNSTREAM_SERVICE_URL"),
+        event_source=get("RELAY_EVENT_SOURCE"),
+        fc_endpoint=get("RELAY_FC_ENDPOINT"),
+        fc_service=get("RELAY_FC_SERVICE"),
+        fc_function=get("RELAY_FC_FUNCTION"),
+        fc_qualifier=get("RELAY_FC_QUALIFIER"),
+        fc_invocation_type=(get("RELAY_FC_INVOCATION_TYPE") or "async").lower(),
+        access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
+        access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
+        security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),
+        **numbers,
+    )
+
+
+def _check_url(variable: str, url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{variable} must be an http:// or https:// URL")
 
 
 def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from app.config import Settings
+from app.errors import ConfigError
 from app.relay.config import RelayConfig
 from app.relay.events import OutboxEvent, rfc3339
 from app.relay.http import HttpPublisher
@@ -77,12 +78,7 @@ class Relay:
         self._store = LeaseStore(
             db, settings.outbox_collection, timeout=config.firestore_timeout_seconds
         )
-        self._publisher = publisher or HttpPublisher(
-            config.downstream_url,
-            connect_timeout=config.connect_timeout_seconds,
-            read_timeout=config.http_timeout_seconds,
-            pool_size=config.concurrency,
-        )
+        self._publisher = publisher or publisher_for(config)
         self._source = config.event_source or (
             f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
             f"/documents/{settings.outbox_collection}"
@@ -229,6 +225,35 @@ class Relay:
                 )
             else:
                 tally[kind] += 1
+
+
+def publisher_for(config: RelayConfig) -> Publisher:
+    """The publisher `config.publisher` names, with the configured timeouts and pool."""
+    connect, read, pool = (
+        config.connect_timeout_seconds,
+        config.http_timeout_seconds,
+        config.concurrency,
+    )
+    if config.publisher != "fc":
+        url = str(config.downstream_url)
+        return HttpPublisher(url, connect_timeout=connect, read_timeout=read, pool_size=pool)
+    try:
+        from app.relay.fc import FcPublisher, FcTarget
+    except ImportError as exc:
+        raise ConfigError(
+            f"RELAY_PUBLISHER=fc needs aliyun-fc2: pip install 'firestore-outbox[fc]' ({exc})"
+        ) from None
+    target = FcTarget(
+        endpoint=str(config.fc_endpoint),
+        service=str(config.fc_service),
+        function=str(config.fc_function),
+        qualifier=config.fc_qualifier,
+        asynchronous=config.fc_invocation_type == "async",
+        access_key_id=str(config.access_key_id),
+        access_key_secret=str(config.access_key_secret),
+        security_token=config.security_token,
+    )
+    return FcPublisher(target, connect_timeout=connect, read_timeout=read, pool_size=pool)
 
 
 def _utcnow() -> datetime.datetime:

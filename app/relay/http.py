@@ -1,8 +1,8 @@
-"""`HttpPublisher`: one POST per event over a pooled keep-alive `requests` session."""
+"""HTTP delivery: a pooled keep-alive transport, and `HttpPublisher` on top of it."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 import requests
@@ -18,54 +18,54 @@ from app.relay.publishers import (
     parse_retry_after,
 )
 
-logger = logging.getLogger(__name__)
-
 USER_AGENT = "firestore-outbox-relay/0.1"
 
 
-class HttpPublisher:
-    """POSTs each event to `url` in CloudEvents binary mode and classifies the answer.
+class HttpTransport:
+    """POSTs over one `requests` session (keep-alive, `pool_size` connections, no redirects,
+    no retries of its own) and turns every outcome into a `PublishResult`.
 
     `connect_timeout` bounds the TCP/TLS set-up and `read_timeout` each wait for the answer.
-    The URL may carry a token in its path, query or user info: those parts never reach an
-    error message.
+    Every string in `secrets` is replaced by `***` in error messages.
     """
 
     def __init__(
         self,
-        url: str,
         *,
         connect_timeout: float,
         read_timeout: float,
         pool_size: int = 16,
-        session: requests.Session | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
-        self._url = url
         self._timeout = (connect_timeout, read_timeout)
-        self._session = session or requests.Session()
+        self._session = requests.Session()
         adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool_size, max_retries=0)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
-        self._secrets = _url_secrets(url)
+        self._secrets = [secret for secret in secrets if secret]
 
-    def publish(self, delivery: Delivery) -> PublishResult:
-        headers = {"User-Agent": USER_AGENT, **cloudevent_headers(delivery)}
+    def post(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        outcome_of: Callable[[requests.Response], Outcome] | None = None,
+    ) -> PublishResult:
+        """POST and classify: by status code, or by `outcome_of(response)` when given."""
         try:
             response = self._session.post(
-                self._url,
-                data=delivery.body,
-                headers=headers,
-                timeout=self._timeout,
-                allow_redirects=False,
+                url, data=body, headers=headers, timeout=self._timeout, allow_redirects=False
             )
         except requests.Timeout as exc:
             return self._failure(Outcome.RETRY, f"timeout: {type(exc).__name__}: {exc}")
         except requests.RequestException as exc:
             return self._failure(Outcome.RETRY, f"{type(exc).__name__}: {exc}")
         with response:
-            outcome = classify_status(response.status_code)
+            outcome = (outcome_of or _by_status)(response)
             if outcome is Outcome.DELIVERED:
                 return PublishResult.delivered()
+            # Any body will do, JSON or not: only an excerpt is kept.
             excerpt = response.content[:200].decode("utf-8", "replace").strip()
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
         error = f"HTTP {response.status_code}" + (f": {excerpt}" if excerpt else "")
@@ -80,7 +80,30 @@ class HttpPublisher:
         return PublishResult(outcome, bounded_error(error, self._secrets), retry_after)
 
 
-def _url_secrets(url: str) -> list[str]:
+class HttpPublisher:
+    """POSTs each event to `url` in CloudEvents binary mode. The URL may carry a token in its
+    path, query or user info: those parts never reach an error message."""
+
+    def __init__(
+        self, url: str, *, connect_timeout: float, read_timeout: float, pool_size: int = 16
+    ) -> None:
+        self._url = url
+        self._transport = HttpTransport(
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            pool_size=pool_size,
+            secrets=url_secrets(url),
+        )
+
+    def publish(self, delivery: Delivery) -> PublishResult:
+        headers = {"User-Agent": USER_AGENT, **cloudevent_headers(delivery)}
+        return self._transport.post(self._url, delivery.body, headers)
+
+    def close(self) -> None:
+        self._transport.close()
+
+
+def url_secrets(url: str) -> list[str]:
     """The spellings of `url`'s credential-bearing parts that error messages may contain:
     urllib3 names the request target (path and query), requests sometimes the whole URL."""
     parts = urlsplit(url)
@@ -88,3 +111,7 @@ def _url_secrets(url: str) -> list[str]:
     userinfo = parts.netloc.rpartition("@")[0]
     secrets = [url, target if len(target) > 1 else "", f"{userinfo}@" if userinfo else ""]
     return [s for s in secrets if s]
+
+
+def _by_status(response: requests.Response) -> Outcome:
+    return classify_status(response.status_code)

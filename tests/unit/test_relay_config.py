@@ -77,3 +77,32 @@ def test_the_url_is_never_echoed() -> None:
     with pytest.raises(ConfigError) as caught:
         RelayConfig(downstream_url="gopher://user:t0ps3cret@example.com/")
     assert "t0ps3cret" not in str(caught.value)
+
+
+FC = {
+    "RELAY_PUBLISHER": "fc",
+    "RELAY_FC_ENDPOINT": "https://123.cn-hangzhou.fc.aliyuncs.com",
+    "RELAY_FC_SERVICE": "orders",
+    "RELAY_FC_FUNCTION": "on-order-created",
+    "ALIBABA_CLOUD_ACCESS_KEY_ID": "AKID",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "t0ps3cret",
+}
+
+
+def test_the_fc_publisher_needs_no_url_but_its_target_and_credentials() -> None:
+    config = load_relay_config(FC)
+    assert (config.publisher, config.downstream_url, config.fc_invocation_type) == (
+        "fc",
+        None,
+        "async",
+    )
+    for variable in FC:
+        if variable == "RELAY_PUBLISHER":
+            continue
+        with pytest.raises(ConfigError, match=f"{variable} is not set"):
+            load_relay_config({k: v for k, v in FC.items() if k != variable})
+    with pytest.raises(ConfigError, match="RELAY_FC_INVOCATION_TYPE must be async or sync"):
+        load_relay_config({**FC, "RELAY_FC_INVOCATION_TYPE": "later"})
+    with pytest.raises(ConfigError, match="RELAY_PUBLISHER must be http or fc"):
+        load_relay_config({**FC, "RELAY_PUBLISHER": "kafka"})
+    assert "t0ps3cret" not in repr(config)

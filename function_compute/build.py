@@ -1,0 +1,110 @@
+"""Build the code directory that Serverless Devs uploads to Function Compute, without Docker.
+
+    python -m function_compute.build --output build/fc              # for Function Compute
+    python -m function_compute.build --output build/local --local   # for this interpreter
+
+Layout of the output (Function Compute mounts it at /code):
+
+    app/, function_compute/   our packages, taken from the project's wheel
+    python/                   the dependencies; s.yaml sets PYTHONPATH=/code/python
+    build-info.json           what it was built for
+
+For Function Compute the dependencies are pip-installed for CPython 3.10 on
+manylinux2014_x86_64 (`--platform`, `--only-binary=:all:`), so native wheels such as grpcio
+match the python3.10 runtime whatever machine builds them. Dependencies published only as
+source (aliyun-fc2) are first built into pure-Python wheels here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("app", "function_compute")
+FC_PYTHON = "3.10"
+FC_PLATFORM = "manylinux2014_x86_64"
+DEPENDENCIES_DIR = "python"
+
+
+def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = ("fc",)) -> Path:
+    """Assemble the code directory at `output` (replaced if it exists) and return it."""
+    output = output.resolve()
+    if output == ROOT or ROOT.is_relative_to(output):
+        raise ValueError(f"refusing to replace {output}: it holds the project")
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix="fc-build-") as scratch:
+        wheels = Path(scratch)
+        _pip("wheel", "--no-deps", "--wheel-dir", str(wheels), str(ROOT))
+        [ours] = wheels.glob("firestore_outbox-*.whl")
+        requirements = _requirements(ours, extras)
+        # Source-only dependencies become wheels here; native ones are skipped below.
+        _pip("wheel", "--wheel-dir", str(wheels), *requirements)
+        target = ["--target", str(output / DEPENDENCIES_DIR), "--find-links", str(wheels)]
+        if not local:
+            target += [
+                "--platform",
+                FC_PLATFORM,
+                "--python-version",
+                FC_PYTHON,
+                "--implementation",
+                "cp",
+                "--only-binary=:all:",
+            ]
+        _pip("install", "--no-compile", *target, *requirements)
+        with zipfile.ZipFile(ours) as wheel:
+            members = [name for name in wheel.namelist() if name.split("/")[0] in PACKAGES]
+            wheel.extractall(output, members)
+    python = f"{sys.version_info.major}.{sys.version_info.minor}" if local else FC_PYTHON
+    info = {
+        "python": python,
+        "platform": "local" if local else FC_PLATFORM,
+        "requirements": requirements,
+        "pythonpath": DEPENDENCIES_DIR,
+    }
+    (output / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+    return output
+
+
+def _requirements(wheel: Path, extras: tuple[str, ...]) -> list[str]:
+    """The wheel's own Requires-Dist, with the named extras' requirements."""
+    with zipfile.ZipFile(wheel) as archive:
+        [metadata] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        message = Parser().parsestr(archive.read(metadata).decode())
+    chosen = []
+    for requirement in message.get_all("Requires-Dist") or []:
+        spec, _, marker = requirement.partition(";")
+        marker = marker.strip()
+        if not marker or any(marker == f'extra == "{extra}"' for extra in extras):
+            chosen.append(spec.strip())
+    return chosen
+
+
+def _pip(*args: str) -> None:
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args]
+    subprocess.run(command, check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m function_compute.build", description=__doc__)
+    parser.add_argument("--output", type=Path, default=ROOT / "build" / "fc")
+    parser.add_argument(
+        "--local", action="store_true", help="build for this interpreter instead of FC python3.10"
+    )
+    args = parser.parse_args(argv)
+    output = build(args.output, local=args.local)
+    print(f"built {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""`FcPublisher` against a local HTTP server playing Function Compute's invoke endpoint."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+
+import pytest
+
+from app.receiver import Answer, Received, Receiver
+from app.relay.config import RelayConfig
+from app.relay.core import publisher_for
+from app.relay.fc import FcPublisher, FcTarget
+from app.relay.publishers import Delivery, Outcome
+
+SECRET, TOKEN = "fc-s3cret-key", "sts-t0ken"
+DELIVERY = Delivery("e-7", "OrderCreated", "/shop", "o-7", "2026-11-21T08:00:00Z", b'{"n":1}', 1)
+
+
+def publisher(endpoint: str, **changes: object) -> FcPublisher:
+    target = FcTarget(
+        endpoint=endpoint,
+        service="orders",
+        function="on-order-created",
+        access_key_id="AKID",
+        access_key_secret=SECRET,
+        security_token=TOKEN,
+    )
+    target = FcTarget(**{**target.__dict__, **changes})
+    return FcPublisher(target, connect_timeout=1, read_timeout=2)
+
+
+def endpoint(receiver: Receiver) -> str:
+    return receiver.url.removesuffix("/events")
+
+
+def expected_signature(request: Received) -> str:
+    """Function Compute's signature, computed here from its documented recipe."""
+    h = request.headers
+    fc_headers = "".join(f"{k}:{h[k]}\n" for k in sorted(h) if k.startswith("x-fc-"))
+    text = "\n".join(
+        ["POST", h.get("content-md5", ""), h["content-type"], h["date"], fc_headers + request.path]
+    )
+    digest = hmac.new(SECRET.encode(), text.encode(), hashlib.sha256).digest()
+    return "FC AKID:" + base64.b64encode(digest).decode()
+
+
+def test_an_invocation_is_signed_asynchronous_and_carries_the_event(receiver: Receiver) -> None:
+    result = publisher(endpoint(receiver)).publish(DELIVERY)
+
+    assert result.outcome is Outcome.DELIVERED
+    [request] = receiver.received
+    assert request.path == "/2016-08-15/services/orders/functions/on-order-created/invocations"
+    assert request.headers["authorization"] == expected_signature(request)
+    assert request.headers["x-fc-invocation-type"] == "Async"
+    assert request.headers["x-fc-security-token"] == TOKEN
+    assert request.json() == {
+        "specversion": "1.0",
+        "id": "e-7",
+        "type": "OrderCreated",
+        "source": "/shop",
+        "subject": "o-7",
+        "time": "2026-11-21T08:00:00Z",
+        "datacontenttype": "application/json",
+        "data": {"n": 1},
+    }
+
+
+def test_a_qualifier_and_sync_invocation(receiver: Receiver) -> None:
+    publisher(endpoint(receiver), qualifier="prod", asynchronous=False).publish(DELIVERY)
+    [request] = receiver.received
+    assert request.path.startswith("/2016-08-15/services/orders.prod/functions/")
+    assert request.headers["x-fc-invocation-type"] == "Sync"
+    assert request.headers["authorization"] == expected_signature(request)
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        (Answer(202), Outcome.DELIVERED),
+        (
+            Answer(429, body=b'{"ErrorCode":"ResourceThrottled","ErrorMessage":"slow down"}'),
+            Outcome.RETRY,
+        ),
+        (Answer(503, body=b"<html>bad gateway</html>"), Outcome.RETRY),  # not JSON
+        (Answer(500, body=b'{"ErrorCode":"InternalServerError"}'), Outcome.RETRY),
+        (Answer(404, body=b'{"ErrorCode":"FunctionNotFound"}'), Outcome.REJECTED),
+        (Answer(403, body=b"denied"), Outcome.REJECTED),  # not JSON
+        (Answer(200, (("X-Fc-Error-Type", "UnhandledInvocationError"),)), Outcome.RETRY),
+    ],
+)
+def test_answers_are_classified_like_http_deliveries(
+    receiver: Receiver, answer: Answer, outcome: Outcome
+) -> None:
+    receiver.respond = lambda _: answer
+    result = publisher(endpoint(receiver)).publish(DELIVERY)
+    assert result.outcome is outcome
+    if outcome is not Outcome.DELIVERED:
+        assert result.error and result.error.startswith(f"HTTP {answer.status}")
+        if answer.body:
+            assert json.dumps(answer.body.decode()[:20])[1:-1] in json.dumps(result.error)
+
+
+def test_no_credential_reaches_an_error(receiver: Receiver) -> None:
+    receiver.respond = lambda r: Answer(400, body=f"bad token {TOKEN} key {SECRET}".encode())
+    result = publisher(endpoint(receiver)).publish(DELIVERY)
+    assert result.error and TOKEN not in result.error and SECRET not in result.error
+
+
+def test_configuration_selects_the_fc_publisher() -> None:
+    config = RelayConfig(
+        publisher="fc",
+        fc_endpoint="https://123.cn-hangzhou.fc.aliyuncs.com",
+        fc_service="orders",
+        fc_function="f",
+        access_key_id="AKID",
+        access_key_secret=SECRET,
+    )
+    assert isinstance(publisher_for(config), FcPublisher)
+    assert SECRET not in repr(config)
