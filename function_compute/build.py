@@ -44,11 +44,11 @@ def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = ("fc",
     output.mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="fc-build-") as scratch:
         wheels = Path(scratch)
-        _pip("wheel", "--no-deps", "--wheel-dir", str(wheels), str(ROOT))
+        _pip("wheel", "--use-pep517", "--no-deps", "--wheel-dir", str(wheels), str(ROOT))
         [ours] = wheels.glob("firestore_outbox-*.whl")
         requirements = _requirements(ours, extras)
         # Source-only dependencies become wheels here; native ones are skipped below.
-        _pip("wheel", "--wheel-dir", str(wheels), *requirements)
+        _pip("wheel", "--use-pep517", "--wheel-dir", str(wheels), *requirements)
         target = ["--target", str(output / DEPENDENCIES_DIR), "--find-links", str(wheels)]
         if not local:
             target += [
