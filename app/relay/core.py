@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from app.config import Settings
-from app.errors import ConfigError
 from app.relay.config import RelayConfig
 from app.relay.events import OutboxEvent, rfc3339
-from app.relay.http import HttpPublisher
+from app.relay.factory import publisher_for
 from app.relay.leases import Change, LeaseStore
 from app.relay.publishers import (
     Delivery,
@@ -225,35 +224,6 @@ class Relay:
                 )
             else:
                 tally[kind] += 1
-
-
-def publisher_for(config: RelayConfig) -> Publisher:
-    """The publisher `config.publisher` names, with the configured timeouts and pool."""
-    connect, read, pool = (
-        config.connect_timeout_seconds,
-        config.http_timeout_seconds,
-        config.concurrency,
-    )
-    if config.publisher != "fc":
-        url = str(config.downstream_url)
-        return HttpPublisher(url, connect_timeout=connect, read_timeout=read, pool_size=pool)
-    try:
-        from app.relay.fc import FcPublisher, FcTarget
-    except ImportError as exc:
-        raise ConfigError(
-            f"RELAY_PUBLISHER=fc needs aliyun-fc2: pip install 'firestore-outbox[fc]' ({exc})"
-        ) from None
-    target = FcTarget(
-        endpoint=str(config.fc_endpoint),
-        service=str(config.fc_service),
-        function=str(config.fc_function),
-        qualifier=config.fc_qualifier,
-        asynchronous=config.fc_invocation_type == "async",
-        access_key_id=str(config.access_key_id),
-        access_key_secret=str(config.access_key_secret),
-        security_token=config.security_token,
-    )
-    return FcPublisher(target, connect_timeout=connect, read_timeout=read, pool_size=pool)
 
 
 def _utcnow() -> datetime.datetime:

@@ -11,7 +11,7 @@ import pytest
 
 from app.receiver import Answer, Received, Receiver
 from app.relay.config import RelayConfig
-from app.relay.core import publisher_for
+from app.relay.factory import publisher_for
 from app.relay.fc import FcPublisher, FcTarget
 from app.relay.publishers import Delivery, Outcome
 
