@@ -1,0 +1,42 @@
+"""The `outbox` command. Each subcommand lives in its own module under `app.cli`.
+
+A command module exposes `register(commands)`, which adds its parser to the subparsers and
+sets `run=<function(args, settings) -> exit code>` as a default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from app.cli import demo, emulator, relay
+from app.config import load_settings
+from app.errors import OutboxError
+
+COMMANDS = (demo, relay, emulator)
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="outbox", description="Operate a Firestore transactional outbox and its relay."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(commands)
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+        logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+        code: int = args.run(args, settings)
+        return code
+    except OutboxError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

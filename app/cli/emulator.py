@@ -1,0 +1,26 @@
+"""`outbox emulator`: run a local Firestore emulator until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from typing import Any
+
+from app.config import Settings
+from app.emulator import FirestoreEmulator
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("emulator", help="run a Firestore emulator until Ctrl-C")
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    with FirestoreEmulator(port=args.port) as emulator:
+        print(f"export FIRESTORE_EMULATOR_HOST={emulator.host_port}", flush=True)
+        try:
+            while True:
+                signal.pause()
+        except KeyboardInterrupt:
+            return 0
