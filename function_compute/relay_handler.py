@@ -16,6 +16,7 @@ from typing import Any
 from app.config import Settings, load_settings
 from app.errors import OutboxError
 from app.firestore_client import get_db_client
+from app.logs import configure_logging, configured_secrets, log_event
 from app.relay import Relay, RelayConfig, load_relay_config
 
 logger = logging.getLogger("firestore_outbox.relay")
@@ -26,15 +27,18 @@ _cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
 
 def initialize(context: Any) -> None:
     """Warm the Firestore client and the HTTP session before the first timer fires."""
+    configure_logging(configured_secrets())
     try:
         _relay()
-    except OutboxError as exc:
-        logger.error("relay not configured: %s", exc)  # each invocation reports it again
+    except OutboxError as exc:  # each invocation reports it again
+        log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
 
 
 def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[str, Any]:
     """Drain due outbox events; return (and log) the summary of this invocation."""
     started = time.monotonic()
+    # Every invocation: the secrets to mask may have changed with the configuration.
+    configure_logging(configured_secrets())
     trigger = _trigger(event)
     request_id = getattr(context, "request_id", None)
     try:
@@ -46,11 +50,11 @@ def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[st
             **dict.fromkeys(("processed", "failed", "retried", "reclaimed"), 0),
             "durationMs": round((time.monotonic() - started) * 1000),
         }
-        logger.error("relay not configured: %s", exc)
+        log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
     else:
         summary = relay.run(time_budget=_time_budget(context, relay.config), instance_id=request_id)
     summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
-    logger.info("relay summary %s", json.dumps(summary, sort_keys=True))
+    log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
     return summary
 
 

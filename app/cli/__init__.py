@@ -7,13 +7,13 @@ sets `run=<function(args, settings) -> exit code>` as a default.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
 from app.cli import demo, emulator, relay
 from app.config import load_settings
 from app.errors import OutboxError
+from app.logs import configure_logging, configured_secrets
 
 COMMANDS = (demo, relay, emulator)
 
@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = load_settings()
-        logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+        configure_logging(configured_secrets(), settings.log_level)
         code: int = args.run(args, settings)
         return code
     except OutboxError as exc:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from app.config import Settings
+from app.logs import log_event
 from app.relay.config import RelayConfig
 from app.relay.events import OutboxEvent, rfc3339
 from app.relay.factory import publisher_for
@@ -30,6 +31,7 @@ from app.relay.publishers import (
     Publisher,
     PublishResult,
     bounded_error,
+    error_class,
 )
 from app.relay.transitions import plan_lease, settlement
 
@@ -112,7 +114,14 @@ class Relay:
                     results = list(pool.map(lambda lease: self._publish(lease, deadline), leases))
                     self._settle(leases, results, tally)
         except google_exceptions.GoogleAPIError as exc:
-            logger.error("relay %s stopped: Firestore error: %s", instance, exc)
+            log_event(
+                logger,
+                logging.ERROR,
+                "relay.firestore_error",
+                f"relay {instance} stopped: Firestore error: {exc}",
+                instanceId=instance,
+                errorClass=type(exc).__name__,
+            )
             summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
         summary.update(
             {name: tally[name] for name in _COUNTS},
@@ -165,8 +174,16 @@ class Relay:
             if plan.event is None or plan.kind != "leased":
                 tally["failed"] += 1
                 tally["poisoned"] += plan.event is None
-                logger.warning(
-                    "event %s parked as FAILED: %s", change.ref.id, plan.fields["lastError"]
+                log_event(
+                    logger,
+                    logging.WARNING,
+                    "relay.event_failed",
+                    f"event {change.ref.id} parked as FAILED: {plan.fields['lastError']}",
+                    eventId=change.ref.id,
+                    attempt=plan.event.attempts if plan.event else 0,
+                    errorClass=plan.kind,
+                    error=plan.fields["lastError"],
+                    instanceId=instance,
                 )
             else:
                 tally["leased"] += 1
@@ -193,7 +210,16 @@ class Relay:
         try:
             return self._publisher.publish(delivery)
         except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
-            logger.exception("publisher raised on event %s", event.event_id)
+            log_event(
+                logger,
+                logging.ERROR,
+                "relay.publisher_raised",
+                f"publisher raised on event {event.event_id}",
+                exc_info=True,
+                eventId=event.event_id,
+                attempt=lease.attempt,
+                errorClass=type(exc).__name__,
+            )
             return PublishResult(Outcome.RETRY, bounded_error(f"{type(exc).__name__}: {exc}"))
 
     def _settle(
@@ -203,12 +229,17 @@ class Relay:
         for lease, result in zip(leases, results, strict=True):
             kind, fields = settlement(lease.attempt, result, self.config, now=now, rng=self._rng)
             if result is not None and result.outcome is not Outcome.DELIVERED:
-                logger.warning(
-                    "event %s attempt %d: %s, %s",
-                    lease.event.event_id,
-                    lease.attempt,
-                    result.error or result.outcome.value,
-                    kind,
+                log_event(
+                    logger,
+                    logging.WARNING,
+                    "relay.delivery_failed",
+                    f"event {lease.event.event_id} attempt {lease.attempt}: "
+                    f"{result.error or result.outcome.value}, {kind}",
+                    eventId=lease.event.event_id,
+                    attempt=lease.attempt,
+                    errorClass=error_class(result),
+                    error=result.error,
+                    outcome=kind,
                 )
             changes.append(Change(lease.change.ref, lease.change.expected_update_time, fields))
             kinds.append(kind)
@@ -217,10 +248,15 @@ class Relay:
         ):
             if update_time is None:
                 tally["lostLeases"] += 1
-                logger.warning(
-                    "lost the lease on event %s before settling it as %s; left as it is",
-                    lease.event.event_id,
-                    kind,
+                log_event(
+                    logger,
+                    logging.WARNING,
+                    "relay.lease_lost",
+                    f"lost the lease on event {lease.event.event_id} before settling it as "
+                    f"{kind}; left as it is",
+                    eventId=lease.event.event_id,
+                    attempt=lease.attempt,
+                    outcome=kind,
                 )
             else:
                 tally[kind] += 1

@@ -97,6 +97,14 @@ def parse_retry_after(value: str | None, now: datetime.datetime | None = None) -
     return max(0.0, (moment - now).total_seconds())
 
 
+def error_class(result: PublishResult) -> str:
+    """A short, stable name for why a delivery failed, to group and count failures by:
+    `HTTP 503`, `timeout`, an exception class such as `ConnectionError`, or the outcome."""
+    error = result.error or ""
+    match = re.match(r"(HTTP \d{3}|timeout|[A-Za-z_][\w.]*(?=:))", error)
+    return match.group(1) if match else result.outcome.value
+
+
 def bounded_error(text: str, secrets: Iterable[str] = ()) -> str:
     """One line of at most `MAX_ERROR_LENGTH` characters with every secret replaced."""
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
