@@ -14,6 +14,7 @@ from app.firestore_limits import MAX_WRITES_PER_BATCH
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
+DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,8 +22,9 @@ class RelayConfig:
     """Relay settings; build with `load_relay_config()` or directly in tests.
 
     Every field has an environment variable (`RELAY_` + its name in capitals, seconds where
-    the name says so), except `downstream_url` (`DOWNSTREAM_SERVICE_URL`) and the Alibaba
-    Cloud credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
+    the name says so), except `downstream_url` (`DOWNSTREAM_SERVICE_URL`), `retention_seconds`
+    (`OUTBOX_RETENTION_SECONDS`, also the default of `outbox purge`) and the Alibaba Cloud
+    credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
     which Function Compute sets for a function that has a role).
     """
 
@@ -37,6 +39,8 @@ class RelayConfig:
     time_budget_seconds: float = 50.0
     http_timeout_seconds: float = 10.0
     firestore_timeout_seconds: float = 10.0
+    # How long a PROCESSED event is kept: the relay stamps `expireAt` for a TTL policy.
+    retention_seconds: float = DEFAULT_RETENTION_SECONDS
     event_source: str | None = None
     fc_endpoint: str | None = None
     fc_service: str | None = None
@@ -84,6 +88,10 @@ class RelayConfig:
                 f"({self.attempt_seconds:g} s: connect and read timeout plus "
                 f"{SETTLE_ALLOWANCE_SECONDS:g} s to settle), got {self.lock_timeout_seconds:g}"
             )
+        if not self.retention_seconds >= 0:
+            raise ConfigError(
+                f"OUTBOX_RETENTION_SECONDS must be at least 0, got {self.retention_seconds}"
+            )
         if self.event_source is not None and not self.event_source.strip():
             raise ConfigError("RELAY_EVENT_SOURCE must not be blank")
 
@@ -123,6 +131,7 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
     "time_budget_seconds": ("RELAY_TIME_BUDGET_SECONDS", float),
     "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", float),
     "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
+    "retention_seconds": ("OUTBOX_RETENTION_SECONDS", float),
 }
 
 
@@ -148,6 +157,17 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),
         **numbers,
     )
+
+
+def read_seconds(variable: str, default: float, environ: Mapping[str, str] | None = None) -> float:
+    """One relay variable of seconds on its own, for the commands that need no downstream."""
+    raw = env_reader(environ)(variable)
+    if raw is None:
+        return default
+    value = float(_parse_number(variable, raw, float))
+    if value < 0:
+        raise ConfigError(f"{variable} must be at least 0, got {raw!r}")
+    return value
 
 
 def _check_url(variable: str, url: str) -> None:

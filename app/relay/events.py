@@ -62,11 +62,18 @@ class OutboxEvent:
         )
 
 
-def encode_json(value: Any) -> bytes:
+def encode_json(value: Any, *, indent: int | None = None) -> bytes:
     """JSON for a Firestore value: timestamps as RFC 3339, bytes as base64, geopoints as
-    `{latitude, longitude}`, references as their path. NaN and infinities are refused."""
+    `{latitude, longitude}`, references as their path. NaN and infinities are refused.
+    Compact unless `indent` is given."""
     text = json.dumps(
-        value, default=_firestore_value, allow_nan=False, ensure_ascii=False, separators=(",", ":")
+        value,
+        default=_firestore_value,
+        allow_nan=False,
+        ensure_ascii=False,
+        separators=(",", ":") if indent is None else None,
+        indent=indent,
+        sort_keys=indent is not None,
     )
     return text.encode()
 

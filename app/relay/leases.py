@@ -37,11 +37,12 @@ _LOST = frozenset({code_pb2.FAILED_PRECONDITION, code_pb2.NOT_FOUND})
 
 @dataclass(frozen=True)
 class Change:
-    """Write `fields` to `ref` only if it was last updated at `expected_update_time`."""
+    """Write `fields` to `ref` (delete it when `fields` is None) only if it was last updated
+    at `expected_update_time`."""
 
     ref: DocumentReference
     expected_update_time: datetime.datetime
-    fields: Mapping[str, Any]
+    fields: Mapping[str, Any] | None
 
 
 class LeaseStore:
@@ -63,21 +64,26 @@ class LeaseStore:
         return self._query(EventStatus.PROCESSING, "updatedAt", leased_before, limit)
 
     def write_if_unchanged(self, changes: Sequence[Change]) -> list[datetime.datetime | None]:
-        """Apply each change on its own; per change, the new update time, or None if the
-        document had changed or was gone. Any other refusal raises `GoogleAPIError`."""
+        """Apply each change on its own; per change, the new update time (the old one for a
+        delete), or None if the document had changed or was gone. Any other refusal raises
+        `GoogleAPIError`."""
         if not changes:
             return []
         batch = BulkWriteBatch(self._db)
         for change in changes:
             option = self._db.write_option(last_update_time=change.expected_update_time)
-            batch.update(change.ref, dict(change.fields), option=option)
+            if change.fields is None:
+                batch.delete(change.ref, option=option)
+            else:
+                batch.update(change.ref, dict(change.fields), option=option)
         response = batch.commit(retry=self._retry(), timeout=self._timeout)
         results: list[datetime.datetime | None] = []
         for change, status, result in zip(
             changes, response.status, response.write_results, strict=True
         ):
             if status.code == code_pb2.OK:
-                results.append(result.update_time)
+                # A delete has no new update time: the one it had stands for "done".
+                results.append(result.update_time or change.expected_update_time)
             elif status.code in _LOST:
                 results.append(None)
             else:

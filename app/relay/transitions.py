@@ -17,13 +17,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from google.cloud.firestore import SERVER_TIMESTAMP
+from google.cloud.firestore import DELETE_FIELD, SERVER_TIMESTAMP, Increment
 
 from app.domain import EventStatus
 from app.relay.backoff import backoff_delay
 from app.relay.config import RelayConfig
 from app.relay.events import OutboxEvent, PoisonEvent
 from app.relay.publishers import Outcome, PublishResult, bounded_error
+
+# The TTL field: a Firestore TTL policy on it deletes a PROCESSED event after its retention.
+EXPIRE_AT = "expireAt"
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,9 @@ def settlement(
         return "released", fields
     if result.outcome is Outcome.DELIVERED:
         fields.update(status=EventStatus.PROCESSED.value, processedAt=SERVER_TIMESTAMP)
+        expire_at = expiry(now, config.retention_seconds)
+        if expire_at is not None:
+            fields[EXPIRE_AT] = expire_at
         return "processed", fields
     error = result.error or result.outcome.value
     if result.outcome is Outcome.REJECTED or attempt >= config.max_attempts:
@@ -98,3 +104,24 @@ def settlement(
         lastError=bounded_error(f"attempt {attempt}: {error}"),
     )
     return "retried", fields
+
+
+def expiry(settled_at: datetime.datetime, retention_seconds: float) -> datetime.datetime | None:
+    """When an event settled at `settled_at` may be deleted; None keeps it for ever."""
+    if retention_seconds <= 0:
+        return None
+    return settled_at + datetime.timedelta(seconds=retention_seconds)
+
+
+def requeue() -> dict[str, Any]:
+    """What `outbox requeue` writes on a FAILED event: due now, with every attempt back.
+    `lastError` stays, so the operator can still see why it had failed."""
+    return {
+        "status": EventStatus.PENDING.value,
+        "attempts": 0,
+        "nextAttemptAt": SERVER_TIMESTAMP,
+        "updatedAt": SERVER_TIMESTAMP,
+        "requeuedAt": SERVER_TIMESTAMP,
+        "requeues": Increment(1),
+        EXPIRE_AT: DELETE_FIELD,
+    }

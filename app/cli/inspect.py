@@ -1,0 +1,31 @@
+"""`outbox inspect EVENT_ID`: one outbox document, whole, as JSON."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.cli.output import print_json, warn
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.ops import event_document
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "inspect",
+        help="print one outbox event, every field, as JSON",
+        description="Print one outbox event, every field, as JSON (timestamps in RFC 3339 "
+        "UTC), with the document's _createTime and _updateTime.",
+    )
+    parser.add_argument("event_id", metavar="EVENT_ID")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    document = event_document(get_db_client(settings), settings.outbox_collection, args.event_id)
+    if document is None:
+        warn(f"error: no event {args.event_id} in {settings.outbox_collection}")
+        return 1
+    print_json(document)
+    return 0

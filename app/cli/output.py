@@ -1,0 +1,78 @@
+"""What the operations commands share: durations in and out, tables and JSON out."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from app.relay.config import read_seconds
+from app.relay.events import encode_json
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+
+
+def duration(text: str) -> float:
+    """Seconds from `90`, `90s`, `15m`, `36h` or `7d` (an argparse type)."""
+    match = _DURATION.match(text.strip().lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 90s, 15m, 36h, 7d")
+    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+
+
+def add_lock_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lock-timeout",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="when a PROCESSING lease counts as abandoned "
+        "(default RELAY_LOCK_TIMEOUT_SECONDS, 300)",
+    )
+
+
+def lock_timeout(args: argparse.Namespace) -> float:
+    if args.lock_timeout is not None:
+        return float(args.lock_timeout)
+    return read_seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0)
+
+
+def human(seconds: float) -> str:
+    """`2d 3h`, `4m 10s`, `0.8s`: the two largest units."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    parts: list[str] = []
+    left = int(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size or (unit == "s" and not parts):
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return " ".join(parts[:2])
+
+
+def utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def print_json(value: Any) -> None:
+    print(encode_json(value, indent=2).decode())
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) -> None:
+    """Columns padded to fit; the first `right` columns right-aligned (numbers)."""
+    cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    for row in cells:
+        line = [
+            cell.rjust(width) if i < right else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  ".join(line).rstrip())
+
+
+def warn(message: str) -> None:
+    print(message, file=sys.stderr)

@@ -1,0 +1,96 @@
+"""`outbox reconcile`: report what should never be there; exit 1 when anything is."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+from typing import Any
+
+from app.cli.output import (
+    add_lock_timeout,
+    duration,
+    human,
+    lock_timeout,
+    print_json,
+    print_table,
+    utcnow,
+)
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.ops import find_anomalies
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "reconcile",
+        help="report events stuck past their lease, orders with no event, events with no order",
+        description="Report anomalies: PROCESSING events past their lease, orders with no "
+        "outbox event and order events whose order does not exist (both within --since). "
+        "Writes nothing; exits 1 when it finds any.",
+    )
+    parser.add_argument(
+        "--since",
+        type=duration,
+        default=86400.0,
+        metavar="DURATION",
+        help="check orders and events created within this window (default 24h); keep it "
+        "shorter than the retention",
+    )
+    parser.add_argument("--limit", type=int, default=100, help="ids listed per kind")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    add_lock_timeout(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    now = utcnow()
+    found = find_anomalies(
+        get_db_client(settings),
+        orders=settings.orders_collection,
+        outbox=settings.outbox_collection,
+        now=now,
+        since=now - datetime.timedelta(seconds=args.since),
+        lock_timeout_seconds=lock_timeout(args),
+        limit=args.limit,
+    )
+    if args.json:
+        print_json(
+            {
+                "counts": found.counts,
+                "stuckEvents": found.stuck_events,
+                "ordersWithoutEvent": found.orders_without_event,
+                "eventsWithoutOrder": found.events_without_order,
+            }
+        )
+        return 1 if found.total else 0
+    print(f"checked orders and events created in the last {human(args.since)}")
+    stuck = [
+        (e["eventId"], e["processingInstanceId"], e["attempts"], e["updatedAt"])
+        for e in found.stuck_events
+    ]
+    _section(
+        "PROCESSING past their lease",
+        found.counts["stuck"],
+        ("eventId", "holder", "attempts", "leased at"),
+        stuck,
+    )
+    orders = [(order_id,) for order_id in found.orders_without_event]
+    _section(
+        "orders with no outbox event", found.counts["ordersWithoutEvent"], ("orderId",), orders
+    )
+    events = [(e["eventId"], e["orderId"]) for e in found.events_without_order]
+    _section(
+        "events whose order does not exist",
+        found.counts["eventsWithoutOrder"],
+        ("eventId", "orderId"),
+        events,
+    )
+    return 1 if found.total else 0
+
+
+def _section(title: str, total: int, headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    print(f"\n{title}: {total}")
+    if rows:
+        print_table(headers, rows)
+        if total > len(rows):
+            print(f"... and {total - len(rows)} more")

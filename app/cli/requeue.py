@@ -1,0 +1,54 @@
+"""`outbox requeue`: FAILED events back to PENDING with their attempts reset."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from app.cli.progress import ProgressBar
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.ops import plan_requeue, requeue
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "requeue",
+        help="put FAILED events back to PENDING (by id, by event type, or all), attempts reset",
+        description="Put FAILED events back to PENDING, due at once, with attempts reset to 0 "
+        "(lastError is kept). Prints how many match before it writes. Each write is "
+        "conditional on the event being unchanged since it was read.",
+    )
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("event_ids", nargs="*", metavar="EVENT_ID", default=[])
+    which.add_argument("--event-type", metavar="TYPE", help="every FAILED event of this type")
+    which.add_argument("--all", action="store_true", help="every FAILED event")
+    parser.add_argument("--dry-run", action="store_true", help="count and list, write nothing")
+    parser.add_argument("--yes", action="store_true", help="do not ask on a terminal")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    db = get_db_client(settings)
+    collection = settings.outbox_collection
+    plan = plan_requeue(db, collection, event_ids=args.event_ids, event_type=args.event_type)
+    for event_id, reason in plan.skipped.items():
+        print(f"skipped {event_id}: {reason}")
+    print(f"{plan.matched} FAILED events to requeue")
+    if args.dry_run or not plan.matched:
+        if args.dry_run:
+            print("dry run: nothing written")
+        return 0
+    if sys.stdin.isatty() and not args.yes and not _confirmed(plan.matched):
+        print("nothing written")
+        return 1
+    bar = ProgressBar(plan.matched, "requeue")
+    done, changed = requeue(db, collection, plan, on_page=bar.update)
+    bar.close()
+    print(f"requeued {done}" + (f"; {changed} changed meanwhile and left alone" if changed else ""))
+    return 0
+
+
+def _confirmed(count: int) -> bool:
+    return input(f"Requeue {count} events? [y/N] ").strip().lower() in ("y", "yes")

@@ -1,0 +1,52 @@
+"""`outbox status`: counts per status, the lag, and failures grouped by `lastError`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.cli.output import add_lock_timeout, human, lock_timeout, print_json, print_table, utcnow
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.ops import read_status
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "status",
+        help="events per status, the lag of the oldest eligible event, failures by lastError",
+        description="Events per status, how long the oldest eligible event has waited (the "
+        "lag), and FAILED events grouped by lastError.",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    add_lock_timeout(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    status = read_status(
+        get_db_client(settings),
+        settings.outbox_collection,
+        now=utcnow(),
+        lock_timeout_seconds=lock_timeout(args),
+    )
+    if args.json:
+        print_json(status.to_json())
+        return 0
+    notes = {
+        "PENDING": f"{status.due} due now",
+        "PROCESSING": f"{status.stuck} past their lease",
+    }
+    rows = [(n, s, notes.get(s, "")) for s, n in status.counts.items()]
+    print_table(("events", "status", ""), rows, right=1)
+    if status.lag is None:
+        print("\nlag: none (no event is due)")
+    else:
+        print(
+            f"\nlag: {human(status.lag.total_seconds())} "
+            f"(oldest eligible event {status.oldest_event_id})"
+        )
+    if status.failures:
+        print("\nFAILED events by lastError:")
+        print_table(("events", "lastError"), [(n, e) for e, n in status.failures], right=1)
+    return 0

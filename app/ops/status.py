@@ -1,0 +1,77 @@
+"""`read_status`: how big the backlog is, how late it runs, and why events failed."""
+
+from __future__ import annotations
+
+import datetime
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from google.cloud.firestore import FieldFilter
+
+from app.domain import EventStatus
+from app.ops.scan import count, pages
+from app.relay.leases import LeaseStore
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+
+@dataclass(frozen=True)
+class OutboxStatus:
+    """A snapshot of the outbox. `lag` is how long the oldest eligible event has waited:
+    a `PENDING` event since its `nextAttemptAt`, an abandoned lease since it expired."""
+
+    counts: dict[str, int]
+    due: int  # PENDING events whose nextAttemptAt has come
+    stuck: int  # PROCESSING events past their lease
+    lag: datetime.timedelta | None
+    oldest_event_id: str | None
+    failures: list[tuple[str, int]] = field(default_factory=list)  # (lastError, count)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "counts": self.counts,
+            "due": self.due,
+            "stuck": self.stuck,
+            "lagSeconds": None if self.lag is None else round(self.lag.total_seconds(), 3),
+            "oldestEligibleEventId": self.oldest_event_id,
+            "failures": [{"lastError": error, "count": n} for error, n in self.failures],
+        }
+
+
+def read_status(
+    db: Client,
+    collection: str,
+    *,
+    now: datetime.datetime,
+    lock_timeout_seconds: float,
+    timeout: float = 30.0,
+) -> OutboxStatus:
+    """Counts by aggregation queries; the lag from the relay's own two due-event queries;
+    failures by reading `lastError` of every FAILED event (they are few, or an alarm)."""
+    events = db.collection(collection)
+    counts = {
+        status.value: count(events.where(filter=FieldFilter("status", "==", status.value)))
+        for status in EventStatus
+    }
+    store = LeaseStore(db, collection, timeout=timeout)
+    expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
+    due = count(store.due_query(EventStatus.PENDING, "nextAttemptAt", now, 1 << 30))
+    stuck = count(store.due_query(EventStatus.PROCESSING, "updatedAt", expired_before, 1 << 30))
+    waiting: list[tuple[datetime.timedelta, str]] = []
+    for snapshot in store.pending(now, 1):
+        waiting.append((now - snapshot.get("nextAttemptAt"), snapshot.id))
+    for snapshot in store.abandoned(expired_before, 1):
+        waiting.append((expired_before - snapshot.get("updatedAt"), snapshot.id))
+    lag, oldest = max(waiting) if waiting else (None, None)
+    return OutboxStatus(counts, due, stuck, lag, oldest, _failures(events))
+
+
+def _failures(events: Any) -> list[tuple[str, int]]:
+    failed = events.where(filter=FieldFilter("status", "==", EventStatus.FAILED.value))
+    by_error: Counter[str] = Counter()
+    for page in pages(failed.select(["lastError"]).order_by("__name__")):
+        for snapshot in page:
+            by_error[str((snapshot.to_dict() or {}).get("lastError") or "(none)")] += 1
+    return by_error.most_common()
