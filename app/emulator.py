@@ -54,9 +54,13 @@ def free_port(host: str = "127.0.0.1") -> int:
 class FirestoreEmulator:
     """A Firestore emulator on `host:port`; use as a context manager or call start()/stop()."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int | None = None) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int | None = None, *, rules: Path | None = None
+    ) -> None:
+        """`rules`: a security rules file to enforce on client requests (`--rules`)."""
         self.host = host
         self.port = port or free_port(host)
+        self.rules = rules
         self._process: subprocess.Popen[bytes] | None = None
         self._command: list[str] = []
 
@@ -74,6 +78,8 @@ class FirestoreEmulator:
             f"--host={self.host}",
             f"--port={self.port}",
         ]
+        if self.rules is not None:
+            self._command.append(f"--rules={Path(self.rules).resolve()}")
         self._process = subprocess.Popen(
             self._command,
             stdout=self._log,
