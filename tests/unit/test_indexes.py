@@ -1,53 +1,97 @@
-"""`firestore.indexes.json` holds a composite index for every query the relay makes."""
+"""`firestore.indexes.json` holds a composite index for every query the relay and the `outbox`
+command make. The queries are the real ones: each operation runs with the client's query
+methods replaced by recorders that answer "nothing found", so no query can be left out."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from google.cloud.firestore_v1.aggregation import AggregationQuery
+from google.cloud.firestore_v1.client import Client
+from google.cloud.firestore_v1.query import Query
 
 from app.config import Settings
 from app.firestore_client import get_db_client
+from app.ops import find_anomalies, plan_requeue, read_status, requeue
+from app.ops.purge import backfill_expiry, count_processed, purge_processed
 from app.relay.leases import LeaseStore
 
 ROOT = Path(__file__).resolve().parents[2]
+NOW = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)
 
 
-def queries_the_relay_makes(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    store = LeaseStore(get_db_client(Settings(emulator_host="127.0.0.1:9")), "outbox", timeout=1)
+def record_queries(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     made: list[Any] = []
-    original = store.due_query
 
-    class Unsent:
-        def __init__(self, query: Any) -> None:
-            made.append(query)
+    def get(query: Any, *_: Any, **__: Any) -> list[Any]:
+        made.append(query)
+        return []
 
-        def get(self, **_: Any) -> list[Any]:
-            return []
+    def count(aggregation: Any, *_: Any, **__: Any) -> list[list[Any]]:
+        made.append(aggregation._nested_query)
+        return [[SimpleNamespace(alias="n", value=0)]]
 
-    monkeypatch.setattr(store, "due_query", lambda *a: Unsent(original(*a)))
-    now = dt.datetime.now(dt.timezone.utc)
-    store.pending(now, 10)
-    store.abandoned(now, 10)
+    monkeypatch.setattr(Query, "get", get)
+    monkeypatch.setattr(AggregationQuery, "get", count)
+    monkeypatch.setattr(Client, "get_all", lambda *a, **k: iter(()))
     return made
 
 
-def needed_index(query: Any) -> tuple[str, list[tuple[str, str]]]:
-    """Equality fields first, then the ordered (range) field: what Firestore asks for."""
+def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
+    made = record_queries(monkeypatch)
+    db = get_db_client(Settings(emulator_host="127.0.0.1:9"))
+    if operation == "relay":
+        store = LeaseStore(db, "outbox", timeout=1)
+        store.pending(NOW, 10)
+        store.abandoned(NOW, 10)
+    elif operation == "status":
+        read_status(db, "outbox", now=NOW, lock_timeout_seconds=300)
+    elif operation == "requeue":
+        for plan in (plan_requeue(db, "outbox"), plan_requeue(db, "outbox", event_type="T")):
+            requeue(db, "outbox", plan)
+    elif operation == "purge":
+        count_processed(db, "outbox", "<", NOW)
+        purge_processed(db, "outbox", NOW)
+        backfill_expiry(db, "outbox", NOW, 60)
+    elif operation == "reconcile":
+        find_anomalies(
+            db, orders="orders", outbox="outbox", now=NOW, since=NOW, lock_timeout_seconds=300
+        )
+    return made
+
+
+def needed_index(query: Any) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """The composite index a query needs: equality fields first, then the ordered (range)
+    field. None when single-field indexes serve it (one field, or equalities only)."""
     proto = query._to_protobuf()
-    filters = [f.field_filter for f in proto.where.composite_filter.filters]
-    equalities = sorted(f.field.field_path for f in filters if f.op.name == "EQUAL")
-    ordered = [(o.field.field_path, o.direction.name) for o in proto.order_by]
+    where = proto.where
+    filters = (
+        [f.field_filter for f in where.composite_filter.filters]
+        if where.composite_filter.filters
+        else [where.field_filter]
+        if where.field_filter.field.field_path
+        else []
+    )
+    equalities = sorted(f.field.field_path for f in filters if f.op.name in ("EQUAL", "IN"))
+    ordered = [
+        (o.field.field_path, o.direction.name)
+        for o in proto.order_by
+        if o.field.field_path != "__name__"
+    ]
     fields = [(name, "ASCENDING") for name in equalities] + ordered
-    return proto.from_[0].collection_id, fields
+    if not ordered or len({name for name, _ in fields}) < 2:
+        return None
+    return proto.from_[0].collection_id, tuple(fields)
 
 
-def test_every_relay_query_has_its_composite_index(monkeypatch: pytest.MonkeyPatch) -> None:
+def defined_indexes() -> set[tuple[str, tuple[tuple[str, str], ...]]]:
     definitions = json.loads((ROOT / "firestore.indexes.json").read_text())
-    indexes = {
+    return {
         (
             index["collectionGroup"],
             tuple((field["fieldPath"], field["order"]) for field in index["fields"]),
@@ -55,8 +99,33 @@ def test_every_relay_query_has_its_composite_index(monkeypatch: pytest.MonkeyPat
         for index in definitions["indexes"]
         if index["queryScope"] == "COLLECTION"
     }
-    queries = queries_the_relay_makes(monkeypatch)
-    assert len(queries) == 2
-    for query in queries:
-        collection, fields = needed_index(query)
-        assert (collection, tuple(fields)) in indexes, f"no index for {fields}"
+
+
+@pytest.mark.parametrize(
+    ("operation", "composites"),
+    [("relay", 2), ("status", 2), ("requeue", 0), ("purge", 1), ("reconcile", 2)],
+)
+def test_every_query_has_its_composite_index(
+    monkeypatch: pytest.MonkeyPatch, operation: str, composites: int
+) -> None:
+    queries = queries_of(monkeypatch, operation)
+    assert queries, "the recorder saw no query"
+    needed = {index for index in map(needed_index, queries) if index is not None}
+    assert len(needed) == composites, needed
+    for index in needed:
+        assert index in defined_indexes(), f"no index for {index}"
+
+
+def test_every_defined_index_is_used_by_some_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    used = set()
+    for operation in ("relay", "status", "requeue", "purge", "reconcile"):
+        with monkeypatch.context() as patch:
+            used |= {needed_index(q) for q in queries_of(patch, operation)}
+    assert defined_indexes() <= used
+
+
+def test_the_ttl_field_and_large_fields_are_exempt_from_indexing() -> None:
+    overrides = json.loads((ROOT / "firestore.indexes.json").read_text())["fieldOverrides"]
+    exempt = {(o["collectionGroup"], o["fieldPath"]) for o in overrides if o["indexes"] == []}
+    assert {("outbox", "expireAt"), ("outbox", "payload")} <= exempt
+    assert [o["fieldPath"] for o in overrides if o.get("ttl")] == ["expireAt"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from app.errors import ConfigError
-from app.relay.config import RelayConfig, load_relay_config
+from app.relay.config import RelayConfig, load_relay_config, read_seconds
 
 URL = "https://hooks.example.com/orders?token=t0ps3cret"
 
@@ -29,6 +29,7 @@ def test_every_variable_is_read() -> None:
             "RELAY_HTTP_TIMEOUT_SECONDS": "3",
             "RELAY_FIRESTORE_TIMEOUT_SECONDS": "4",
             "RELAY_EVENT_SOURCE": "/shop/orders",
+            "OUTBOX_RETENTION_SECONDS": "86400",
         }
     )
     assert config == RelayConfig(
@@ -43,6 +44,7 @@ def test_every_variable_is_read() -> None:
         http_timeout_seconds=3,
         firestore_timeout_seconds=4,
         event_source="/shop/orders",
+        retention_seconds=86400,
     )
 
 
@@ -60,6 +62,7 @@ def test_every_variable_is_read() -> None:
         ({"RELAY_BACKOFF_MAX_SECONDS": "1"}, "RELAY_BACKOFF_MAX_SECONDS must be at least"),
         ({"RELAY_TIME_BUDGET_SECONDS": "nan"}, "RELAY_TIME_BUDGET_SECONDS must be a finite number"),
         ({"RELAY_LOCK_TIMEOUT_SECONDS": "20"}, "RELAY_LOCK_TIMEOUT_SECONDS must be at least twice"),
+        ({"OUTBOX_RETENTION_SECONDS": "-1"}, "OUTBOX_RETENTION_SECONDS must be at least 0"),
         ({"RELAY_EVENT_SOURCE": " "}, None),  # blank means unset, like every variable
     ],
 )
@@ -106,3 +109,15 @@ def test_the_fc_publisher_needs_no_url_but_its_target_and_credentials() -> None:
     with pytest.raises(ConfigError, match="RELAY_PUBLISHER must be http or fc"):
         load_relay_config({**FC, "RELAY_PUBLISHER": "kafka"})
     assert "t0ps3cret" not in repr(config)
+
+
+def test_read_seconds_reads_one_variable_without_the_rest() -> None:
+    assert read_seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0, {}) == 300.0
+    assert (
+        read_seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0, {"RELAY_LOCK_TIMEOUT_SECONDS": "60"})
+        == 60
+    )
+    with pytest.raises(ConfigError, match="OUTBOX_RETENTION_SECONDS must be at least 0"):
+        read_seconds("OUTBOX_RETENTION_SECONDS", 1.0, {"OUTBOX_RETENTION_SECONDS": "-5"})
+    with pytest.raises(ConfigError, match="OUTBOX_RETENTION_SECONDS must be a number"):
+        read_seconds("OUTBOX_RETENTION_SECONDS", 1.0, {"OUTBOX_RETENTION_SECONDS": "7d"})

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 
-from google.cloud.firestore import SERVER_TIMESTAMP
+from google.cloud.firestore import DELETE_FIELD, SERVER_TIMESTAMP
 
 from app.relay.publishers import Outcome, PublishResult
-from app.relay.transitions import plan_lease, settlement
+from app.relay.transitions import expiry, plan_lease, requeue, settlement
 from tests.helpers import FAST, NOW, document
 
 
@@ -48,6 +49,10 @@ def test_settlements() -> None:
 
     kind, fields = settle(1, PublishResult.delivered())
     assert kind == "processed" and fields["processedAt"] is SERVER_TIMESTAMP
+    assert fields["expireAt"] == NOW + dt.timedelta(seconds=FAST.retention_seconds)
+    keep = dataclasses.replace(FAST, retention_seconds=0)
+    kind, fields = settlement(1, PublishResult.delivered(), keep, now=NOW)
+    assert kind == "processed" and "expireAt" not in fields
 
     kind, fields = settle(1, PublishResult(Outcome.RETRY, "HTTP 503"))
     assert (kind, fields["status"], fields["lastError"]) == (
@@ -74,3 +79,16 @@ def test_settlements() -> None:
         1,
         NOW,
     )
+
+
+def test_a_requeue_makes_a_failed_event_due_with_every_attempt_back() -> None:
+    fields = requeue()
+    assert (fields["status"], fields["attempts"]) == ("PENDING", 0)
+    assert fields["nextAttemptAt"] is SERVER_TIMESTAMP and fields["updatedAt"] is SERVER_TIMESTAMP
+    assert fields["expireAt"] is DELETE_FIELD  # a requeued event must not expire
+    assert "lastError" not in fields  # kept: why it had failed
+
+
+def test_expiry_is_the_settle_time_plus_the_retention_or_never() -> None:
+    assert expiry(NOW, 3600) == NOW + dt.timedelta(hours=1)
+    assert expiry(NOW, 0) is None
