@@ -18,6 +18,7 @@ from app.cli.output import (
 from app.config import Settings
 from app.firestore_client import get_db_client
 from app.ops import find_anomalies
+from app.relay.events import rfc3339
 
 
 def register(commands: Any) -> None:
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 1 if found.total else 0
     print(f"checked orders and events created in the last {human(args.since)}")
     stuck = [
-        (e["eventId"], e["processingInstanceId"], e["attempts"], e["updatedAt"])
+        (e["eventId"], e["processingInstanceId"], e["attempts"], _when(e["updatedAt"]))
         for e in found.stuck_events
     ]
     _section(
@@ -94,3 +95,7 @@ def _section(title: str, total: int, headers: tuple[str, ...], rows: list[tuple[
         print_table(headers, rows)
         if total > len(rows):
             print(f"... and {total - len(rows)} more")
+
+
+def _when(moment: Any) -> str:
+    return rfc3339(moment) if isinstance(moment, datetime.datetime) else str(moment)
