@@ -15,7 +15,11 @@ class ProgressBar:
         self._tty = self._stream.isatty()
 
     def update(self, count: int) -> None:
-        self.done += count
+        before, self.done = self.done, self.done + count
+        # Off a terminal (a log file, CI) a line per tenth is enough.
+        same_tenth = self.total and 10 * self.done // self.total == 10 * before // self.total
+        if not self._tty and same_tenth and self.done < self.total:
+            return
         filled = (
             self.width if not self.total else self.width * min(self.done, self.total) // self.total
         )

@@ -47,6 +47,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             f"(oldest eligible event {status.oldest_event_id})"
         )
     if status.failures:
-        print("\nFAILED events by lastError:")
+        shown = status.failures_read
+        total = status.counts["FAILED"]
+        print(f"\nFAILED events by lastError{'' if shown >= total else f' (first {shown})'}:")
         print_table(("events", "lastError"), [(n, e) for e, n in status.failures], right=1)
     return 0

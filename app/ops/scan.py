@@ -9,23 +9,30 @@ from typing import Any
 PAGE_SIZE = 500
 
 
-def pages(query: Any, page_size: int = PAGE_SIZE) -> Iterator[list[Any]]:
-    """The snapshots of `query` in pages, each page resuming after the last snapshot read.
+def pages(
+    query: Any, page_size: int = PAGE_SIZE, *, limit: int | None = None
+) -> Iterator[list[Any]]:
+    """The snapshots of `query` (at most `limit`) in pages, each page resuming after the
+    last snapshot read.
 
     Resuming from a cursor (not from the start) keeps each page one query however the
     caller changes what it has read, and never loads the result set whole.
     """
     cursor = None
-    while True:
-        page_query = query.limit(page_size)
+    left = limit
+    while left is None or left > 0:
+        size = page_size if left is None else min(page_size, left)
+        page_query = query.limit(size)
         if cursor is not None:
             page_query = page_query.start_after(cursor)
         page = list(page_query.get())
         if page:
             yield page
-        if len(page) < page_size:
+        if len(page) < size:
             return
         cursor = page[-1]
+        if left is not None:
+            left -= len(page)
 
 
 def count(query: Any) -> int:

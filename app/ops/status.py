@@ -28,6 +28,7 @@ class OutboxStatus:
     lag: datetime.timedelta | None
     oldest_event_id: str | None
     failures: list[tuple[str, int]] = field(default_factory=list)  # (lastError, count)
+    failures_read: int = 0  # how many FAILED events were grouped (at most max_failures)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,6 +38,7 @@ class OutboxStatus:
             "lagSeconds": None if self.lag is None else round(self.lag.total_seconds(), 3),
             "oldestEligibleEventId": self.oldest_event_id,
             "failures": [{"lastError": error, "count": n} for error, n in self.failures],
+            "failuresRead": self.failures_read,
         }
 
 
@@ -47,9 +49,10 @@ def read_status(
     now: datetime.datetime,
     lock_timeout_seconds: float,
     timeout: float = 30.0,
+    max_failures: int = 10_000,
 ) -> OutboxStatus:
     """Counts by aggregation queries; the lag from the relay's own two due-event queries;
-    failures by reading `lastError` of every FAILED event (they are few, or an alarm)."""
+    failures by reading `lastError` of at most `max_failures` FAILED events (a read each)."""
     events = db.collection(collection)
     counts = {
         status.value: count(events.where(filter=FieldFilter("status", "==", status.value)))
@@ -65,13 +68,16 @@ def read_status(
     for snapshot in store.abandoned(expired_before, 1):
         waiting.append((expired_before - snapshot.get("updatedAt"), snapshot.id))
     lag, oldest = max(waiting) if waiting else (None, None)
-    return OutboxStatus(counts, due, stuck, lag, oldest, _failures(events))
+    failures = _failures(events, max_failures)
+    return OutboxStatus(
+        counts, due, stuck, lag, oldest, failures.most_common(), sum(failures.values())
+    )
 
 
-def _failures(events: Any) -> list[tuple[str, int]]:
+def _failures(events: Any, limit: int) -> Counter[str]:
     failed = events.where(filter=FieldFilter("status", "==", EventStatus.FAILED.value))
     by_error: Counter[str] = Counter()
-    for page in pages(failed.select(["lastError"]).order_by("__name__")):
+    for page in pages(failed.select(["lastError"]).order_by("__name__"), limit=limit):
         for snapshot in page:
             by_error[str((snapshot.to_dict() or {}).get("lastError") or "(none)")] += 1
-    return by_error.most_common()
+    return by_error

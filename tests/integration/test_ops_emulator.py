@@ -5,8 +5,8 @@ from __future__ import annotations
 from google.cloud import firestore
 
 from app.config import Settings
-from app.ops import plan_requeue, requeue
-from tests.helpers import add_raw_event, outbox
+from app.ops import plan_requeue, read_status, requeue
+from tests.helpers import add_raw_event, outbox, utcnow
 
 
 def test_a_requeue_leaves_alone_an_event_changed_since_it_was_read(
@@ -47,3 +47,15 @@ def test_requeue_pages_through_more_events_than_one_batch(
 
     assert (plan.matched, done, changed, pages) == (620, 620, 0, [500, 120])
     assert {e["status"] for e in outbox(db, settings).values()} == {"PENDING"}
+
+
+def test_status_groups_at_most_max_failures(db: firestore.Client, settings: Settings) -> None:
+    for n in range(5):
+        add_raw_event(db, settings, f"f-{n}", status="FAILED", lastError=f"error {n % 2}")
+
+    status = read_status(
+        db, settings.outbox_collection, now=utcnow(), lock_timeout_seconds=300, max_failures=3
+    )
+
+    assert status.counts["FAILED"] == 5 and status.failures_read == 3
+    assert status.failures == [("error 0", 2), ("error 1", 1)]  # f-0, f-1, f-2 by id
