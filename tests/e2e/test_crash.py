@@ -49,13 +49,26 @@ def kill_writer_mid_stream(settings: Settings, db: firestore.Client, progress: i
     assert writer.returncode == -signal.SIGKILL
 
 
+def read_both(db: firestore.Client) -> tuple[set[str], list[str]]:
+    """Orders and events at one snapshot: a commit the killed writer had already sent may
+    still land, and two separate reads could fall on either side of it."""
+
+    @firestore.transactional
+    def read(transaction: firestore.Transaction) -> tuple[set[str], list[str]]:
+        orders = {doc.id for doc in db.collection("orders").get(transaction=transaction)}
+        events = db.collection("outbox").get(transaction=transaction)
+        return orders, [doc.to_dict()["aggregateId"] for doc in events]
+
+    result: tuple[set[str], list[str]] = read(db.transaction(read_only=True))
+    return result
+
+
 def test_sigkill_mid_stream_leaves_orders_and_events_paired(
     settings: Settings, db: firestore.Client
 ) -> None:
     # Several kills at different moments: a dual write would be caught in most of them.
     for _ in range(8):
         kill_writer_mid_stream(settings, db, progress=10)
-    orders = {doc.id for doc in db.collection("orders").get()}
-    events = [doc.to_dict()["aggregateId"] for doc in db.collection("outbox").get()]
+    orders, events = read_both(db)
     assert len(orders) >= 80
     assert sorted(events) == sorted(orders)
