@@ -78,6 +78,7 @@ class JsonFormatter(logging.Formatter):
 def configure_logging(secrets: Iterable[str] = (), level: str | None = None) -> None:
     """Make every handler of the root logger write JSON lines (adding one on stderr if there
     is none): Function Compute's own handler included, so its lines reach Log Service whole."""
+    logging.captureWarnings(True)  # other warnings become JSON lines too
     root = logging.getLogger()
     if level is not None:
         root.setLevel(level)
