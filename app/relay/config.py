@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
+from app.signing import parse_secrets
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -25,7 +26,8 @@ class RelayConfig:
     the name says so), except `downstream_url` (`DOWNSTREAM_SERVICE_URL`), `retention_seconds`
     (`OUTBOX_RETENTION_SECONDS`, also the default of `outbox purge`) and the Alibaba Cloud
     credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
-    which Function Compute sets for a function that has a role).
+    which Function Compute sets for a function that has a role). `signing_secrets` come from
+    `RELAY_SIGNING_SECRET`, comma-separated; each delivery is signed with every one of them.
     """
 
     publisher: str = "http"  # or "fc": invoke a Function Compute function
@@ -50,6 +52,7 @@ class RelayConfig:
     access_key_id: str | None = None
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
+    signing_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if self.publisher == "http":
@@ -94,6 +97,10 @@ class RelayConfig:
             )
         if self.event_source is not None and not self.event_source.strip():
             raise ConfigError("RELAY_EVENT_SOURCE must not be blank")
+        try:
+            parse_secrets(",".join(self.signing_secrets))
+        except ValueError as exc:
+            raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
 
     def _check_fc(self) -> None:
         for variable, value in (
@@ -155,6 +162,7 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),
+        signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
         **numbers,
     )
 
@@ -168,6 +176,13 @@ def read_seconds(variable: str, default: float, environ: Mapping[str, str] | Non
     if value < 0:
         raise ConfigError(f"{variable} must be at least 0, got {raw!r}")
     return value
+
+
+def _signing_secrets(value: str | None) -> tuple[str, ...]:
+    try:
+        return parse_secrets(value)
+    except ValueError as exc:
+        raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
 
 
 def _check_url(variable: str, url: str) -> None:

@@ -6,6 +6,7 @@ from app.errors import ConfigError
 from app.relay.config import RelayConfig
 from app.relay.http import HttpPublisher
 from app.relay.publishers import Publisher
+from app.signing import Signer
 
 
 def publisher_for(config: RelayConfig) -> Publisher:
@@ -15,9 +16,12 @@ def publisher_for(config: RelayConfig) -> Publisher:
         config.http_timeout_seconds,
         config.concurrency,
     )
+    signer = Signer(config.signing_secrets) if config.signing_secrets else None
     if config.publisher != "fc":
         url = str(config.downstream_url)
-        return HttpPublisher(url, connect_timeout=connect, read_timeout=read, pool_size=pool)
+        return HttpPublisher(
+            url, connect_timeout=connect, read_timeout=read, pool_size=pool, signer=signer
+        )
     try:
         from app.relay.fc import FcPublisher, FcTarget
     except ImportError as exc:
@@ -34,4 +38,6 @@ def publisher_for(config: RelayConfig) -> Publisher:
         access_key_secret=str(config.access_key_secret),
         security_token=config.security_token,
     )
-    return FcPublisher(target, connect_timeout=connect, read_timeout=read, pool_size=pool)
+    return FcPublisher(
+        target, connect_timeout=connect, read_timeout=read, pool_size=pool, signer=signer
+    )

@@ -8,7 +8,10 @@ call, logs the request headers (the STS security token among them) at ERROR on 4
 raises a JSON decoding error instead of `FcError` when an error body is not JSON.
 
 An event function sees no HTTP headers, so the payload is the CloudEvent in structured mode:
-`{"specversion", "id", "type", "source", "subject", "time", "datacontenttype", "data"}`.
+`{"specversion", "id", "type", "source", "subject", "time", "datacontenttype", "data"}`,
+with `data` last and, when signing, the signature as the `outboxsignature` attribute
+(`app.signing.verify_structured` checks it). The invocation itself is authenticated by
+Function Compute.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from fc2.auth import Auth
 
 from app.relay.http import USER_AGENT, HttpTransport
 from app.relay.publishers import Delivery, Outcome, PublishResult, classify_status
+from app.signing import SIGNATURE_ATTRIBUTE, Signer
 
 API_VERSION = "2016-08-15"
 
@@ -43,12 +47,20 @@ class FcTarget:
 
 class FcPublisher:
     """Invokes `target` once per event; the answer is classified like an HTTP delivery, and a
-    synchronous invocation whose function raised (`X-Fc-Error-Type`) is retried."""
+    synchronous invocation whose function raised (`X-Fc-Error-Type`) is retried. With a
+    `signer` each event carries its signature."""
 
     def __init__(
-        self, target: FcTarget, *, connect_timeout: float, read_timeout: float, pool_size: int = 16
+        self,
+        target: FcTarget,
+        *,
+        connect_timeout: float,
+        read_timeout: float,
+        pool_size: int = 16,
+        signer: Signer | None = None,
     ) -> None:
         self._target = target
+        self._signer = signer
         self._auth = Auth(
             target.access_key_id, target.access_key_secret, target.security_token or ""
         )
@@ -64,7 +76,10 @@ class FcPublisher:
         )
 
     def publish(self, delivery: Delivery) -> PublishResult:
-        body = structured_cloudevent(delivery)
+        signature = None
+        if self._signer is not None:
+            signature = self._signer.sign(delivery.event_id, delivery.source, delivery.body)
+        body = structured_cloudevent(delivery, signature)
         headers = {
             "host": self._host,
             "date": email.utils.formatdate(usegmt=True),
@@ -83,9 +98,9 @@ class FcPublisher:
         self._transport.close()
 
 
-def structured_cloudevent(delivery: Delivery) -> bytes:
-    """The delivery as one CloudEvents 1.0 JSON document, its data spliced in unparsed."""
-    envelope = {
+def structured_cloudevent(delivery: Delivery, signature: str | None = None) -> bytes:
+    """The delivery as one CloudEvents 1.0 JSON document, its data spliced in unparsed, last."""
+    envelope: dict[str, str] = {
         "specversion": "1.0",
         "id": delivery.event_id,
         "type": delivery.event_type,
@@ -94,6 +109,8 @@ def structured_cloudevent(delivery: Delivery) -> bytes:
         "time": delivery.time,
         "datacontenttype": "application/json",
     }
+    if signature is not None:
+        envelope[SIGNATURE_ATTRIBUTE] = signature
     head = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))[:-1]
     return head.encode() + b',"data":' + delivery.body + b"}"
 

@@ -17,6 +17,7 @@ from app.relay.publishers import (
     cloudevent_headers,
     parse_retry_after,
 )
+from app.signing import SIGNATURE_HEADER, Signer
 
 USER_AGENT = "firestore-outbox-relay/0.1"
 
@@ -81,13 +82,21 @@ class HttpTransport:
 
 
 class HttpPublisher:
-    """POSTs each event to `url` in CloudEvents binary mode. The URL may carry a token in its
-    path, query or user info: those parts never reach an error message."""
+    """POSTs each event to `url` in CloudEvents binary mode, signed by `signer` when given.
+    The URL may carry a token in its path, query or user info: those parts never reach an
+    error message."""
 
     def __init__(
-        self, url: str, *, connect_timeout: float, read_timeout: float, pool_size: int = 16
+        self,
+        url: str,
+        *,
+        connect_timeout: float,
+        read_timeout: float,
+        pool_size: int = 16,
+        signer: Signer | None = None,
     ) -> None:
         self._url = url
+        self._signer = signer
         self._transport = HttpTransport(
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
@@ -97,6 +106,10 @@ class HttpPublisher:
 
     def publish(self, delivery: Delivery) -> PublishResult:
         headers = {"User-Agent": USER_AGENT, **cloudevent_headers(delivery)}
+        if self._signer is not None:
+            headers[SIGNATURE_HEADER] = self._signer.sign(
+                delivery.event_id, delivery.source, delivery.body
+            )
         return self._transport.post(self._url, delivery.body, headers)
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from app.relay.config import RelayConfig
 from app.relay.factory import publisher_for
 from app.relay.fc import FcPublisher, FcTarget
 from app.relay.publishers import Delivery, Outcome
+from app.signing import SIGNATURE_ATTRIBUTE, InvalidSignature, Signer, verify_structured
 
 SECRET, TOKEN = "fc-s3cret-key", "sts-t0ken"
 DELIVERY = Delivery("e-7", "OrderCreated", "/shop", "o-7", "2026-11-21T08:00:00Z", b'{"n":1}', 1)
@@ -120,3 +121,28 @@ def test_configuration_selects_the_fc_publisher() -> None:
     )
     assert isinstance(publisher_for(config), FcPublisher)
     assert SECRET not in repr(config)
+
+
+def test_a_signed_event_carries_its_signature_inside_and_verifies(receiver: Receiver) -> None:
+    signing = "whsec-0123456789abcdef"
+    target = FcTarget(
+        endpoint=endpoint(receiver),
+        service="s",
+        function="f",
+        access_key_id="A",
+        access_key_secret=SECRET,
+    )
+    fc = FcPublisher(target, connect_timeout=1, read_timeout=2, signer=Signer([signing]))
+    assert fc.publish(DELIVERY).outcome is Outcome.DELIVERED
+    [request] = receiver.received
+    assert request.json()[SIGNATURE_ATTRIBUTE].startswith("t=")
+    assert request.json()["data"] == {"n": 1}
+    assert verify_structured(request.body, [signing]) > 0
+    with pytest.raises(InvalidSignature, match="no signature matches"):
+        verify_structured(request.body.replace(b'"n":1', b'"n":2'), [signing])
+    with pytest.raises(InvalidSignature, match="no signature matches"):
+        verify_structured(request.body, ["whsec-another-secret-0"])
+    unsigned = publisher(endpoint(receiver)).publish(DELIVERY)
+    assert unsigned.outcome is Outcome.DELIVERED
+    with pytest.raises(InvalidSignature, match="missing"):
+        verify_structured(receiver.received[1].body, [signing])

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from app.emulator import free_port
 from app.receiver import Answer, Received, Receiver
+from app.relay.config import RelayConfig
+from app.relay.factory import publisher_for
 from app.relay.http import HttpPublisher
 from app.relay.publishers import Delivery, Outcome
+from app.signing import InvalidSignature, verify_headers
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b'{"a":1}', 1)
 
@@ -59,3 +64,19 @@ def test_retry_after_and_the_answer_body_are_reported(receiver: Receiver) -> Non
     result = publisher(receiver.url).publish(DELIVERY)
     assert (result.outcome, result.retry_after) == (Outcome.RETRY, 9.0)
     assert result.error == "HTTP 503: down for maintenance"
+
+
+def test_the_configured_secret_signs_the_exact_body_sent(receiver: Receiver) -> None:
+    secret = "whsec-0123456789abcdef"
+    config = RelayConfig(downstream_url=receiver.url, signing_secrets=(secret,))
+    assert publisher_for(config).publish(DELIVERY).outcome is Outcome.DELIVERED
+    [request] = receiver.received
+    assert request.headers["outbox-signature"].startswith("t=")
+    assert verify_headers(request.headers, request.body, [secret]) > 0
+    with pytest.raises(InvalidSignature):
+        verify_headers(request.headers, request.body + b" ", [secret])
+
+
+def test_without_a_secret_no_signature_is_sent(receiver: Receiver) -> None:
+    publisher_for(RelayConfig(downstream_url=receiver.url)).publish(DELIVERY)
+    assert "outbox-signature" not in receiver.received[0].headers

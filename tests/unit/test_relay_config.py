@@ -121,3 +121,17 @@ def test_read_seconds_reads_one_variable_without_the_rest() -> None:
         read_seconds("OUTBOX_RETENTION_SECONDS", 1.0, {"OUTBOX_RETENTION_SECONDS": "-5"})
     with pytest.raises(ConfigError, match="OUTBOX_RETENTION_SECONDS must be a number"):
         read_seconds("OUTBOX_RETENTION_SECONDS", 1.0, {"OUTBOX_RETENTION_SECONDS": "7d"})
+
+
+def test_signing_secrets_are_read_checked_and_never_shown() -> None:
+    secret, previous = "whsec-n3w-0123456789", "whsec-0ld-0123456789"
+    config = load_relay_config({"DOWNSTREAM_SERVICE_URL": URL})
+    assert config.signing_secrets == ()
+    config = load_relay_config(
+        {"DOWNSTREAM_SERVICE_URL": URL, "RELAY_SIGNING_SECRET": f"{secret}, {previous}"}
+    )
+    assert config.signing_secrets == (secret, previous)
+    assert secret not in repr(config) and previous not in repr(config)
+    with pytest.raises(ConfigError, match="RELAY_SIGNING_SECRET: each secret must be") as caught:
+        load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_SIGNING_SECRET": "sh0rt"})
+    assert "sh0rt" not in str(caught.value)
