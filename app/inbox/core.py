@@ -1,0 +1,198 @@
+"""`Inbox`: an idempotent consumer on Firestore, so each event's effect happens once.
+
+One record per (consumer, `ce-source`, `ce-id`) in `INBOX_COLLECTION` (default `inbox`):
+
+    (none) --create--> PROCESSING --effect ok--> SUCCEEDED
+                           |  \\--effect raised--> FAILED --next delivery--> PROCESSING ...
+                           |                         \\--attempts reach the bound--> PARKED
+                           \\--lease expired (the consumer died)--> taken over by the next delivery
+
+An effect that is itself a Firestore write should use `process_in_transaction`: the effect's
+writes and the SUCCEEDED record commit in one transaction, so the effect happens exactly once.
+Any other effect (an e-mail, a payment API) uses `process`: the record is created PROCESSING
+first (an atomic create: of two deliveries only one starts), the effect runs, and SUCCEEDED is
+written conditionally on the lease. A consumer that dies mid-effect leaves a PROCESSING record
+whose lease another delivery takes over once it has expired; that effect then runs again, so
+it should carry the event id as its own idempotency key. Lease ages are measured on
+Firestore's clock (the read time minus `leasedAt`), never on a consumer's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from google.api_core import exceptions as google_exceptions
+from google.cloud import firestore
+
+from app.errors import InvalidInput
+from app.inbox.records import InboxStatus as Status
+from app.inbox.records import LeaseLost, Records, Result, Verdict, event_key
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot, Transaction
+
+DEFAULT_INBOX_COLLECTION = "inbox"
+T = TypeVar("T")
+
+
+class Inbox:
+    """Deduplicates the deliveries `consumer` receives; see the module docstring.
+
+    `lease_seconds` must outlast the longest effect; `max_attempts` failed or abandoned runs
+    park an event; `retention` sets `expireAt` for a Firestore TTL policy, and must outlast
+    every redelivery (a record deleted early lets a late duplicate through).
+    """
+
+    def __init__(
+        self,
+        db: Client,
+        consumer: str,
+        *,
+        collection: str = DEFAULT_INBOX_COLLECTION,
+        lease_seconds: float = 60.0,
+        max_attempts: int = 5,
+        retention: datetime.timedelta = datetime.timedelta(days=30),
+    ) -> None:
+        if not consumer or not consumer.strip():
+            raise InvalidInput("the inbox needs a consumer name")
+        if lease_seconds <= 0 or max_attempts < 1:
+            raise InvalidInput("lease_seconds must be > 0 and max_attempts >= 1")
+        self._db = db
+        self._collection = db.collection(collection)
+        self.consumer = consumer
+        self._records = Records(
+            consumer, datetime.timedelta(seconds=lease_seconds), max_attempts, retention
+        )
+
+    def record(self, source: str, event_id: str) -> DocumentReference:
+        """The record of one event: its id is a hash, as sources contain slashes."""
+        if not source or not event_id:
+            raise InvalidInput("an event needs a non-empty source and id")
+        key = json.dumps([self.consumer, source, event_id]).encode()
+        return self._collection.document(hashlib.sha256(key).hexdigest())
+
+    def process(self, source: str, event_id: str, effect: Callable[[], T]) -> Result[T]:
+        """Run `effect` unless this event already succeeded, is parked or is in progress.
+
+        An exception from `effect` is recorded (FAILED, or PARKED at the bound) and re-raised.
+        Raises `LeaseLost` if the effect outlived its lease and another delivery took over.
+        """
+        ref, records = self.record(source, event_id), self._records
+        try:
+            leased_at = ref.create(records.leased(source, event_id, 1, new=True)).update_time
+            attempts = 1
+        except google_exceptions.Conflict:
+            snapshot = ref.get()
+            blocked = records.blocked(snapshot)
+            if blocked is not None:
+                return blocked
+            attempts = records.next_attempt(snapshot)
+            if attempts > records.max_attempts:
+                self._write_if_unchanged(ref, snapshot.update_time, records.abandoned(snapshot))
+                return Result(Verdict.PARKED, attempts=attempts - 1)
+            takeover = records.leased(source, event_id, attempts, new=False)
+            leased_at = self._write_if_unchanged(ref, snapshot.update_time, takeover)
+            if leased_at is None:  # another delivery took it first
+                return Result(Verdict.IN_PROGRESS, attempts=attempts, retry_after=1.0)
+        try:
+            value = effect()
+        except Exception as exc:
+            self._write_if_unchanged(ref, leased_at, records.failed(attempts, exc))
+            raise
+        if self._write_if_unchanged(ref, leased_at, records.settled(Status.SUCCEEDED)) is None:
+            raise LeaseLost(f"event {event_id}: the lease expired before the effect finished")
+        return Result(Verdict.APPLIED, value, attempts)
+
+    def process_in_transaction(
+        self, source: str, event_id: str, effect: Callable[[Transaction], T]
+    ) -> Result[T]:
+        """Run `effect(transaction)` and record SUCCEEDED in the same Firestore transaction.
+
+        `effect` must only read and write through `transaction`: on contention Firestore
+        retries the whole transaction, so it may be called more than once, and only one call's
+        writes commit. An exception from `effect` rolls its writes back, is recorded (FAILED,
+        or PARKED at the bound) and re-raised.
+        """
+        ref, records = self.record(source, event_id), self._records
+        raised: list[Exception] = []
+
+        @firestore.transactional
+        def attempt(transaction: Transaction) -> Result[T]:
+            snapshot = ref.get(transaction=transaction)
+            blocked = records.blocked(snapshot)
+            if blocked is not None:
+                return blocked
+            attempts = records.next_attempt(snapshot)
+            try:
+                value = effect(transaction)
+            except Exception as exc:
+                raised[:] = [exc]
+                raise
+            fields = records.leased(source, event_id, attempts, new=not snapshot.exists)
+            transaction.set(ref, {**fields, **records.settled(Status.SUCCEEDED)})
+            return Result(Verdict.APPLIED, value, attempts)
+
+        try:
+            result: Result[T] = attempt(self._db.transaction())
+        except Exception as exc:
+            if not raised or raised[0] is not exc:
+                raise  # Firestore's own failure: not the effect's, so not counted
+            self._record_failure(ref, source, event_id, exc)
+            raise
+        return result
+
+    def idempotent(self, effect: Callable[[Any], T]) -> Callable[[Any], Result[T]]:
+        """Decorator: `effect(event)` runs through `process`, keyed by the event's source
+        and id (a `cloudevents` event, or a mapping with `source` and `id`)."""
+
+        def wrapper(event: Any) -> Result[T]:
+            return self.process(*event_key(event), lambda: effect(event))
+
+        return wrapper
+
+    def idempotent_in_transaction(
+        self, effect: Callable[[Any, Transaction], T]
+    ) -> Callable[[Any], Result[T]]:
+        """Decorator: `effect(event, transaction)` runs through `process_in_transaction`."""
+
+        def wrapper(event: Any) -> Result[T]:
+            return self.process_in_transaction(
+                *event_key(event), lambda transaction: effect(event, transaction)
+            )
+
+        return wrapper
+
+    def get(self, source: str, event_id: str) -> DocumentSnapshot[Any]:
+        """The record of one event as it stands (for operators and tests)."""
+        return self.record(source, event_id).get()
+
+    def _record_failure(
+        self, ref: DocumentReference, source: str, event_id: str, exc: Exception
+    ) -> None:
+        """Count a failed transactional run, unless another delivery has settled it since."""
+        snapshot = ref.get()
+        if self._records.blocked(snapshot) is not None:
+            return
+        attempts = self._records.next_attempt(snapshot)
+        fields = self._records.leased(source, event_id, attempts, new=not snapshot.exists)
+        fields.update(self._records.failed(attempts, exc))
+        if snapshot.exists:
+            self._write_if_unchanged(ref, snapshot.update_time, fields)
+            return
+        with contextlib.suppress(google_exceptions.Conflict):  # a concurrent delivery won
+            ref.create(fields)
+
+    def _write_if_unchanged(
+        self, ref: DocumentReference, update_time: datetime.datetime, fields: dict[str, Any]
+    ) -> datetime.datetime | None:
+        """Compare-and-set on the update time, as the relay's leases do."""
+        option = self._db.write_option(last_update_time=update_time)
+        try:
+            return ref.update(fields, option=option).update_time  # type: ignore[no-any-return]
+        except (google_exceptions.FailedPrecondition, google_exceptions.NotFound):
+            return None
