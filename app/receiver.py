@@ -44,18 +44,27 @@ Responder = Callable[[Received], Answer]
 
 
 class Receiver:
-    """An HTTP server on a free loopback port, in a background thread, until `stop()`.
+    """An HTTP server on `port` (default: a free one), in a background thread, until `stop()`.
 
     `respond` decides each answer (default: 200). Every request is recorded before it is
-    answered, so `received` includes deliveries whose answer never reached the relay.
+    answered, so `received` includes deliveries whose answer never reached the relay; a
+    long-running service passes `keep=False` and `received` stays empty.
     """
 
-    def __init__(self, respond: Responder | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        respond: Responder | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        keep: bool = True,
+    ) -> None:
         self.respond = respond or (lambda _: Answer())
+        self._keep = keep
         self._host = host
         self._received: list[Received] = []
         self._changed = threading.Condition()
-        self._server = _Server((host, 0), _handler_for(self))
+        self._server = _Server((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -102,9 +111,10 @@ class Receiver:
         self.stop()
 
     def _record(self, request: Received) -> Answer:
-        with self._changed:
-            self._received.append(request)
-            self._changed.notify_all()
+        if self._keep:
+            with self._changed:
+                self._received.append(request)
+                self._changed.notify_all()
         return self.respond(request)
 
 

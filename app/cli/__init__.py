@@ -10,12 +10,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from app.cli import demo, emulator, inspect, purge, reconcile, relay, requeue, status
+from app.cli import demo, emulator, inspect, purge, receiver, reconcile, relay, requeue, status
 from app.config import load_settings
 from app.errors import OutboxError
 from app.logs import configure_logging, configured_secrets
 
-COMMANDS = (status, inspect, requeue, purge, relay, reconcile, demo, emulator)
+COMMANDS = (status, inspect, requeue, purge, relay, reconcile, demo, receiver, emulator)
 
 __all__ = ["main"]
 

@@ -23,6 +23,8 @@ import contextlib
 import datetime
 import hashlib
 import json
+import random
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot, Transaction
 
 DEFAULT_INBOX_COLLECTION = "inbox"
+_CONTENTION_ROUNDS = 6  # each of up to 5 commits by the client's transaction
 T = TypeVar("T")
 
 
@@ -45,7 +48,8 @@ class Inbox:
 
     `lease_seconds` must outlast the longest effect; `max_attempts` failed or abandoned runs
     park an event; `retention` sets `expireAt` for a Firestore TTL policy, and must outlast
-    every redelivery (a record deleted early lets a late duplicate through).
+    every redelivery (a record deleted early lets a late duplicate through). `timeout` bounds
+    each Firestore call, retries included, so an outage fails a delivery instead of hanging it.
     """
 
     def __init__(
@@ -57,12 +61,14 @@ class Inbox:
         lease_seconds: float = 60.0,
         max_attempts: int = 5,
         retention: datetime.timedelta = datetime.timedelta(days=30),
+        timeout: float = 10.0,
     ) -> None:
         if not consumer or not consumer.strip():
             raise InvalidInput("the inbox needs a consumer name")
         if lease_seconds <= 0 or max_attempts < 1:
             raise InvalidInput("lease_seconds must be > 0 and max_attempts >= 1")
         self._db = db
+        self._timeout = timeout
         self._collection = db.collection(collection)
         self.consumer = consumer
         self._records = Records(
@@ -84,10 +90,11 @@ class Inbox:
         """
         ref, records = self.record(source, event_id), self._records
         try:
-            leased_at = ref.create(records.leased(source, event_id, 1, new=True)).update_time
+            first = records.leased(source, event_id, 1, new=True)
+            leased_at = ref.create(first, timeout=self._timeout).update_time
             attempts = 1
         except google_exceptions.Conflict:
-            snapshot = ref.get()
+            snapshot = ref.get(timeout=self._timeout)
             blocked = records.blocked(snapshot)
             if blocked is not None:
                 return blocked
@@ -123,7 +130,7 @@ class Inbox:
 
         @firestore.transactional
         def attempt(transaction: Transaction) -> Result[T]:
-            snapshot = ref.get(transaction=transaction)
+            snapshot = ref.get(transaction=transaction, timeout=self._timeout)
             blocked = records.blocked(snapshot)
             if blocked is not None:
                 return blocked
@@ -137,14 +144,21 @@ class Inbox:
             transaction.set(ref, {**fields, **records.settled(Status.SUCCEEDED)})
             return Result(Verdict.APPLIED, value, attempts)
 
-        try:
-            result: Result[T] = attempt(self._db.transaction())
-        except Exception as exc:
-            if not raised or raised[0] is not exc:
-                raise  # Firestore's own failure: not the effect's, so not counted
-            self._record_failure(ref, source, event_id, exc)
-            raise
-        return result
+        for round in range(1, _CONTENTION_ROUNDS + 1):
+            try:
+                result: Result[T] = attempt(self._db.transaction())
+            except Exception as exc:
+                if raised and raised[0] is exc:
+                    self._record_failure(ref, source, event_id, exc)
+                    raise
+                if not _contended(exc) or round == _CONTENTION_ROUNDS:
+                    raise  # Firestore's own failure: not the effect's, so not counted
+                # Deliveries of one event that start together abort each other's commits;
+                # spread them out, and the winner's SUCCEEDED turns the others into DUPLICATE.
+                time.sleep(random.uniform(0, 0.05 * 2**round))
+                continue
+            return result
+        raise AssertionError("unreachable")
 
     def idempotent(self, effect: Callable[[Any], T]) -> Callable[[Any], Result[T]]:
         """Decorator: `effect(event)` runs through `process`, keyed by the event's source
@@ -169,13 +183,13 @@ class Inbox:
 
     def get(self, source: str, event_id: str) -> DocumentSnapshot[Any]:
         """The record of one event as it stands (for operators and tests)."""
-        return self.record(source, event_id).get()
+        return self.record(source, event_id).get(timeout=self._timeout)
 
     def _record_failure(
         self, ref: DocumentReference, source: str, event_id: str, exc: Exception
     ) -> None:
         """Count a failed transactional run, unless another delivery has settled it since."""
-        snapshot = ref.get()
+        snapshot = ref.get(timeout=self._timeout)
         if self._records.blocked(snapshot) is not None:
             return
         attempts = self._records.next_attempt(snapshot)
@@ -185,7 +199,7 @@ class Inbox:
             self._write_if_unchanged(ref, snapshot.update_time, fields)
             return
         with contextlib.suppress(google_exceptions.Conflict):  # a concurrent delivery won
-            ref.create(fields)
+            ref.create(fields, timeout=self._timeout)
 
     def _write_if_unchanged(
         self, ref: DocumentReference, update_time: datetime.datetime, fields: dict[str, Any]
@@ -193,6 +207,12 @@ class Inbox:
         """Compare-and-set on the update time, as the relay's leases do."""
         option = self._db.write_option(last_update_time=update_time)
         try:
-            return ref.update(fields, option=option).update_time  # type: ignore[no-any-return]
+            result = ref.update(fields, option=option, timeout=self._timeout)
         except (google_exceptions.FailedPrecondition, google_exceptions.NotFound):
             return None
+        return result.update_time  # type: ignore[no-any-return]
+
+
+def _contended(exc: Exception) -> bool:
+    """The client gave up a transaction after its own retries, each aborted by contention."""
+    return isinstance(exc, ValueError) and isinstance(exc.__cause__, google_exceptions.Aborted)

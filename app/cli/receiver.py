@@ -1,0 +1,42 @@
+"""`outbox receiver`: the reference downstream (`app.order_counter`) as an HTTP service."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+from typing import Any
+
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.order_counter import OrderCounter, load_receiver_config
+from app.receiver import Receiver
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "receiver",
+        help="serve the reference downstream: verify, deduplicate through the inbox, count "
+        "orders per customer",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="default: 8000; 0 picks one")
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="accept unsigned deliveries (local experiments only)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    config = load_receiver_config(verify_signatures=not args.no_verify)
+    counter = OrderCounter(get_db_client(settings), config)
+    # SIGTERM ends it like Ctrl-C, so a supervisor's stop is clean.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
+        print(f"listening on {receiver.url}", flush=True)
+        try:
+            while True:
+                signal.pause()
+        except KeyboardInterrupt:
+            return 0

@@ -1,0 +1,204 @@
+"""`OrderCounter`: the reference downstream consumer, counting orders per customer.
+
+It answers each delivery the way the relay's wire table expects:
+
+| delivery | answer |
+| --- | --- |
+| signature missing, stale, altered or wrongly signed | 401: the relay marks it FAILED at once |
+| not a CloudEvent, or an `OrderCreated` without a usable `customerId` | 400 / 422: FAILED at once |
+| first delivery | effect and inbox record in one transaction, 200 `applied` |
+| a duplicate (redelivery, replay) | 200 `duplicate`, nothing applied |
+| in progress elsewhere | 503 with `Retry-After`: the relay retries later |
+| parked by the inbox | 422 `parked`: the relay stops retrying |
+| the effect or Firestore failed | 500 / 503: the relay retries |
+
+Its effect is `orders` incremented by one in `RECEIVER_COUNTS_COLLECTION/{customerId}`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cloudevents.core.bindings.http import HTTPMessage, from_http_event
+from google.api_core import exceptions as google_exceptions
+from google.cloud import firestore
+
+from app.config import env_reader
+from app.errors import ConfigError
+from app.firestore_limits import check_collection_id, check_document_id
+from app.inbox import DEFAULT_INBOX_COLLECTION, Inbox, Verdict
+from app.receiver import Answer, Received
+from app.signing import (
+    DEFAULT_TOLERANCE_SECONDS,
+    InvalidSignature,
+    parse_secrets,
+    verify_headers,
+    verify_structured,
+)
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client, Transaction
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONSUMER = "order-counter"
+DEFAULT_COUNTS_COLLECTION = "order_counts"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReceiverConfig:
+    """The reference receiver's settings; `load_receiver_config()` reads them."""
+
+    signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+    verify_signatures: bool = True
+    tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS
+    consumer: str = DEFAULT_CONSUMER
+    inbox_collection: str = DEFAULT_INBOX_COLLECTION
+    counts_collection: str = DEFAULT_COUNTS_COLLECTION
+    firestore_timeout_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.verify_signatures and not self.signing_secrets:
+            raise ConfigError(
+                "RECEIVER_SIGNING_SECRET is not set: the receiver cannot verify deliveries "
+                "(set it to the relay's RELAY_SIGNING_SECRET, or run with --no-verify)"
+            )
+        if not (math.isfinite(self.tolerance_seconds) and self.tolerance_seconds > 0):
+            raise ConfigError("RECEIVER_SIGNATURE_TOLERANCE_SECONDS must be a number > 0")
+        for variable, value in (
+            ("INBOX_COLLECTION", self.inbox_collection),
+            ("RECEIVER_COUNTS_COLLECTION", self.counts_collection),
+        ):
+            problem = check_collection_id(value)
+            if problem:
+                raise ConfigError(f"{variable} {problem}")
+
+
+def load_receiver_config(
+    environ: Mapping[str, str] | None = None, *, verify_signatures: bool = True
+) -> ReceiverConfig:
+    """Read the receiver's variables; `ConfigError` names a bad one, never a secret."""
+    get = env_reader(environ)
+    try:
+        secrets = parse_secrets(get("RECEIVER_SIGNING_SECRET"))
+    except ValueError as exc:
+        raise ConfigError(f"RECEIVER_SIGNING_SECRET: {exc}") from None
+    tolerance = get("RECEIVER_SIGNATURE_TOLERANCE_SECONDS")
+    try:
+        seconds = float(tolerance) if tolerance else DEFAULT_TOLERANCE_SECONDS
+    except ValueError:
+        raise ConfigError("RECEIVER_SIGNATURE_TOLERANCE_SECONDS must be a number > 0") from None
+    return ReceiverConfig(
+        signing_secrets=secrets,
+        verify_signatures=verify_signatures,
+        tolerance_seconds=seconds,
+        consumer=get("RECEIVER_CONSUMER") or DEFAULT_CONSUMER,
+        inbox_collection=get("INBOX_COLLECTION") or DEFAULT_INBOX_COLLECTION,
+        counts_collection=get("RECEIVER_COUNTS_COLLECTION") or DEFAULT_COUNTS_COLLECTION,
+    )
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, error: str) -> None:
+        super().__init__(error)
+        self.status = status
+
+
+class OrderCounter:
+    """A `Receiver` responder: `Receiver(OrderCounter(db, config))` serves it over HTTP."""
+
+    def __init__(self, db: Client, config: ReceiverConfig) -> None:
+        self._config = config
+        self._counts = db.collection(config.counts_collection)
+        self.inbox = Inbox(
+            db,
+            config.consumer,
+            collection=config.inbox_collection,
+            timeout=config.firestore_timeout_seconds,
+        )
+
+    def __call__(self, request: Received) -> Answer:
+        try:
+            self._verify(request)
+            event = self._parse(request)
+            customer = _customer_of(event) if event.get_type() == "OrderCreated" else None
+            if customer is None:
+                return _answer(200, "ignored", event.get_id())
+            result = self.inbox.process_in_transaction(
+                event.get_source(),
+                event.get_id(),
+                lambda transaction: self._count(transaction, customer),
+            )
+        except _Refused as refused:
+            logger.warning("refused a delivery: %s", refused)
+            return _answer(refused.status, "rejected", None, str(refused))
+        except google_exceptions.GoogleAPIError as exc:
+            logger.error("Firestore failed: %s", exc)
+            return _answer(503, "unavailable", None, "Firestore unavailable", retry_after=1)
+        except Exception as exc:  # a retry may succeed; the relay's attempts bound it
+            logger.exception("delivery failed")
+            return _answer(500, "failed", None, f"{type(exc).__name__}: {exc}")
+        verdict, event_id = result.verdict, event.get_id()
+        logger.info("event %s: %s", event_id, verdict.value)
+        if verdict is Verdict.IN_PROGRESS:
+            return _answer(503, verdict.value, event_id, retry_after=result.retry_after or 1)
+        if verdict is Verdict.PARKED:
+            return _answer(422, verdict.value, event_id)
+        return _answer(200, verdict.value, event_id)
+
+    def _verify(self, request: Received) -> None:
+        if not self._config.verify_signatures:
+            return
+        secrets, tolerance = self._config.signing_secrets, self._config.tolerance_seconds
+        structured = request.headers.get("content-type", "").startswith(
+            "application/cloudevents+json"
+        )
+        try:
+            if structured:
+                verify_structured(request.body, secrets, tolerance=tolerance)
+            else:
+                verify_headers(request.headers, request.body, secrets, tolerance=tolerance)
+        except InvalidSignature as exc:
+            raise _Refused(401, f"signature: {exc}") from None
+
+    def _parse(self, request: Received) -> Any:
+        try:
+            return from_http_event(HTTPMessage(request.headers, request.body))
+        except Exception as exc:  # the SDK raises many kinds; none is worth a retry
+            raise _Refused(400, f"not a CloudEvent: {type(exc).__name__}: {exc}") from None
+
+    def _count(self, transaction: Transaction, customer: str) -> None:
+        fields = {
+            "customerId": customer,
+            "orders": firestore.Increment(1),
+            "updatedAt": firestore.SERVER_TIMESTAMP,
+        }
+        transaction.set(self._counts.document(customer), fields, merge=True)
+
+
+def _customer_of(event: Any) -> str:
+    data = event.get_data()
+    customer = data.get("customerId") if isinstance(data, dict) else None
+    if not isinstance(customer, str) or check_document_id(customer):
+        raise _Refused(422, "OrderCreated without a usable customerId")
+    return customer
+
+
+def _answer(
+    status: int,
+    outcome: str,
+    event_id: str | None,
+    error: str | None = None,
+    *,
+    retry_after: float | None = None,
+) -> Answer:
+    body = {"status": outcome, "eventId": event_id, **({"error": error} if error else {})}
+    headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
+    if retry_after is not None:
+        headers += (("Retry-After", str(max(1, math.ceil(retry_after)))),)
+    return Answer(status, headers, json.dumps(body).encode())
