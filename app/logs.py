@@ -29,6 +29,8 @@ SECRET_VARIABLES = (
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
     "ALIBABA_CLOUD_SECURITY_TOKEN",
 )
+# Comma-separated lists of secrets (several during a rotation): each one is masked.
+SECRET_LIST_VARIABLES = ("RELAY_SIGNING_SECRET", "RECEIVER_SIGNING_SECRET")
 
 
 def log_event(
@@ -91,11 +93,14 @@ def configure_logging(secrets: Iterable[str] = (), level: str | None = None) -> 
 
 def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The secrets set in `environ` (default: the environment over `.env`): the secret
-    variables, the private key of the service-account key, the downstream URL's token."""
+    variables, each signing secret, the private key of the service-account key, the
+    downstream URL's token."""
     from app.relay.http import url_secrets  # the relay's rule for where a URL hides a token
 
     get = env_reader(environ)
     secrets = [value for value in map(get, SECRET_VARIABLES) if value]
+    for value in map(get, SECRET_LIST_VARIABLES):
+        secrets += [part.strip() for part in (value or "").split(",") if part.strip()]
     key_text = get("FIRESTORE_CREDENTIALS_JSON")
     key_path = get("FIRESTORE_CREDENTIALS_PATH")
     if key_text is None and key_path is not None:

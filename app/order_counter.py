@@ -1,16 +1,10 @@
 """`OrderCounter`: the reference downstream consumer, counting orders per customer.
 
-It answers each delivery the way the relay's wire table expects:
-
-| delivery | answer |
-| --- | --- |
-| signature missing, stale, altered or wrongly signed | 401: the relay marks it FAILED at once |
-| not a CloudEvent, or an `OrderCreated` without a usable `customerId` | 400 / 422: FAILED at once |
-| first delivery | effect and inbox record in one transaction, 200 `applied` |
-| a duplicate (redelivery, replay) | 200 `duplicate`, nothing applied |
-| in progress elsewhere | 503 with `Retry-After`: the relay retries later |
-| parked by the inbox | 422 `parked`: the relay stops retrying |
-| the effect or Firestore failed | 500 / 503: the relay retries |
+It verifies the signature, parses the CloudEvent with the `cloudevents` SDK, deduplicates
+through the inbox and answers as the relay's wire table expects: 2xx for an applied,
+duplicate or ignored event, 4xx (the relay gives up at once) for a bad signature, a malformed
+or poison event and a parked one, 503/500 (the relay retries) when it could not finish. The
+README's "The reference receiver" has the full table.
 
 Its effect is `orders` incremented by one in `RECEIVER_COUNTS_COLLECTION/{customerId}`.
 """
@@ -32,6 +26,7 @@ from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import check_collection_id, check_document_id
 from app.inbox import DEFAULT_INBOX_COLLECTION, Inbox, Verdict
+from app.logs import log_event
 from app.receiver import Answer, Received
 from app.signing import (
     DEFAULT_TOLERANCE_SECONDS,
@@ -135,16 +130,30 @@ class OrderCounter:
                 lambda transaction: self._count(transaction, customer),
             )
         except _Refused as refused:
-            logger.warning("refused a delivery: %s", refused)
+            log_event(
+                logger,
+                logging.WARNING,
+                "receiver.refused",
+                f"refused a delivery: {refused}",
+                status=refused.status,
+            )
             return _answer(refused.status, "rejected", None, str(refused))
         except google_exceptions.GoogleAPIError as exc:
-            logger.error("Firestore failed: %s", exc)
+            log_event(logger, logging.ERROR, "receiver.firestore", f"Firestore failed: {exc}")
             return _answer(503, "unavailable", None, "Firestore unavailable", retry_after=1)
         except Exception as exc:  # a retry may succeed; the relay's attempts bound it
-            logger.exception("delivery failed")
+            log_event(logger, logging.ERROR, "receiver.failed", "delivery failed", exc_info=True)
             return _answer(500, "failed", None, f"{type(exc).__name__}: {exc}")
         verdict, event_id = result.verdict, event.get_id()
-        logger.info("event %s: %s", event_id, verdict.value)
+        log_event(
+            logger,
+            logging.INFO,
+            "receiver.delivery",
+            f"event {event_id}: {verdict.value}",
+            eventId=event_id,
+            verdict=verdict.value,
+            attempts=result.attempts,
+        )
         if verdict is Verdict.IN_PROGRESS:
             return _answer(503, verdict.value, event_id, retry_after=result.retry_after or 1)
         if verdict is Verdict.PARKED:

@@ -92,3 +92,23 @@ def test_configured_secrets_reads_the_key_file(tmp_path: Path) -> None:
 )
 def test_error_class_names_why_a_delivery_failed(result: PublishResult, name: str) -> None:
     assert error_class(result) == name
+
+
+def test_every_signing_secret_is_masked_one_by_one() -> None:
+    secrets = configured_secrets(
+        {
+            "RELAY_SIGNING_SECRET": "whsec-new-0123456789, whsec-old-0123456789",
+            "RECEIVER_SIGNING_SECRET": "whsec-receiver-012345",
+        }
+    )
+    record = logging.LogRecord(
+        "t",
+        logging.INFO,
+        __file__,
+        1,
+        "old whsec-old-0123456789 mine whsec-receiver-012345",
+        None,
+        None,
+    )
+    line = JsonFormatter(secrets).format(record)
+    assert "whsec" not in line and line.count("***") == 2
