@@ -5,26 +5,31 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import os
+import secrets
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
+import requests
 from google.cloud.firestore import FieldFilter
 
 from app.config import Settings
 from app.emulator import FirestoreEmulator
 from app.errors import OutboxError
 from app.firestore_client import EMULATOR_DEFAULT_PROJECT, get_db_client
+from app.order_counter import DEFAULT_COUNTS_COLLECTION, OrderCounter, ReceiverConfig
 from app.receiver import Receiver
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 
 
 def run_demo(settings: Settings) -> int:
+    signing_secret = secrets.token_urlsafe(24)  # shared by the relay and the downstream
     with _on_emulator(settings) as settings, Receiver() as downstream:
         db = get_db_client(settings)
+        downstream.respond = OrderCounter(db, ReceiverConfig(signing_secrets=(signing_secret,)))
         items = [
             {"productId": "sku-espresso", "quantity": 2},
             {"productId": "sku-mug", "quantity": 1},
@@ -51,8 +56,11 @@ def run_demo(settings: Settings) -> int:
         for order_id in (first, second):
             _show_order(db, settings, order_id)
 
-        print(f"\n5. The relay, run as the Function Compute timer would, POSTs to {downstream.url}")
-        summary = _invoke_relay_handler(settings, downstream.url)
+        print(
+            f"\n5. The relay, run as the Function Compute timer would, POSTs signed events to "
+            f"the reference receiver at {downstream.url}"
+        )
+        summary = _invoke_relay_handler(settings, downstream.url, signing_secret)
         print(
             f"   summary: status={summary['status']} processed={summary['processed']} "
             f"failed={summary['failed']} retried={summary['retried']} "
@@ -64,12 +72,14 @@ def run_demo(settings: Settings) -> int:
                 f"   received {headers['ce-type']} ce-id={headers['ce-id']} "
                 f"ce-subject={headers['ce-subject']} body={request.body.decode()}"
             )
+            print(f"     Outbox-Signature: {headers['outbox-signature'][:40]}...")
 
         print("\n6. After delivery:")
         for order_id in (first, second):
             _show_order(db, settings, order_id)
-        rerun = _invoke_relay_handler(settings, downstream.url)
+        rerun = _invoke_relay_handler(settings, downstream.url, signing_secret)
         print(f"   the next timer run finds nothing due: processed={rerun['processed']}")
+        _show_consumer(db, downstream)
     if summary["status"] != "ok" or summary["processed"] != 2:
         print(f"error: the relay did not deliver both events: {summary}")
         return 1
@@ -87,7 +97,7 @@ def _on_emulator(settings: Settings) -> Iterator[Settings]:
         yield dataclasses.replace(settings, emulator_host=emulator.host_port)
 
 
-def _invoke_relay_handler(settings: Settings, url: str) -> dict[str, Any]:
+def _invoke_relay_handler(settings: Settings, url: str, signing_secret: str) -> dict[str, Any]:
     # Imported here: the adapter lives outside `app`, which must not depend on it at import.
     from function_compute.relay_handler import handler
 
@@ -96,12 +106,29 @@ def _invoke_relay_handler(settings: Settings, url: str) -> dict[str, Any]:
         FIRESTORE_EMULATOR_HOST=str(settings.emulator_host),
         FIRESTORE_PROJECT_ID=settings.project_id or EMULATOR_DEFAULT_PROJECT,
         DOWNSTREAM_SERVICE_URL=url,
+        RELAY_SIGNING_SECRET=signing_secret,
     )
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     event = f'{{"triggerTime": "{now}", "triggerName": "relay-timer", "payload": ""}}'
     context = SimpleNamespace(request_id=str(uuid.uuid4()), function=SimpleNamespace(timeout=60))
     result: dict[str, Any] = handler(event.encode(), context)
     return result
+
+
+def _show_consumer(db: Any, downstream: Receiver) -> None:
+    print(
+        "\n7. The receiver verified each signature and counted each order once, in the same "
+        "transaction as its inbox record:"
+    )
+    for count in db.collection(DEFAULT_COUNTS_COLLECTION).get():
+        print(f"   {DEFAULT_COUNTS_COLLECTION}/{count.id}: orders={count.get('orders')}")
+    first = downstream.received[0]
+    again = requests.post(downstream.url, data=first.body, headers=first.headers, timeout=10)
+    print(f"   the same delivery again (a relay crashed before settling): {again.text}")
+    forged = requests.post(
+        downstream.url, data=first.body.replace(b"sku-", b"SKU-"), headers=first.headers, timeout=10
+    )
+    print(f"   the same delivery with its body altered: HTTP {forged.status_code} {forged.text}")
 
 
 def _show_rejection(

@@ -53,6 +53,12 @@ def test_demo_on_a_running_emulator_writes_two_orders_and_relays_their_events(
         assert f"received OrderCreated ce-id={event['eventId']}" in result.stdout
     assert "status=ok processed=2 failed=0" in result.stdout
     assert "the next timer run finds nothing due: processed=0" in result.stdout
+    # The reference receiver verified the signatures and counted each order once.
+    assert result.stdout.count("Outbox-Signature: t=") == 2
+    assert "order_counts/customer-7: orders=2" in result.stdout
+    assert {r.get("status") for r in db.collection("inbox").get()} == {"SUCCEEDED"}
+    assert '(a relay crashed before settling): {"status": "duplicate"' in result.stdout
+    assert "body altered: HTTP 401" in result.stdout
 
 
 def test_demo_without_an_emulator_starts_and_stops_its_own() -> None:
