@@ -95,6 +95,8 @@ class Inbox:
             attempts = 1
         except google_exceptions.Conflict:
             snapshot = ref.get(timeout=self._timeout)
+            if not snapshot.exists:  # deleted (TTL, an operator) since: start afresh
+                return self.process(source, event_id, effect)
             blocked = records.blocked(snapshot)
             if blocked is not None:
                 return blocked
