@@ -49,7 +49,8 @@ class Inbox:
     `lease_seconds` must outlast the longest effect; `max_attempts` failed or abandoned runs
     park an event; `retention` sets `expireAt` for a Firestore TTL policy, and must outlast
     every redelivery (a record deleted early lets a late duplicate through). `timeout` bounds
-    each Firestore call, retries included, so an outage fails a delivery instead of hanging it.
+    each read and write the inbox makes, retries included; a transaction's begin and commit
+    keep the client library's own limit (60 s against a frozen emulator, as measured).
     """
 
     def __init__(

@@ -107,6 +107,7 @@ def test_every_command_has_help(run: Run) -> None:
         "relay",
         "reconcile",
         "demo",
+        "receiver",
         "emulator",
     }
     code, out, _ = run("--help")
