@@ -12,6 +12,7 @@ import os
 import random
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,7 +21,8 @@ from google.cloud import firestore
 from google.cloud.firestore import FieldFilter
 
 from app.config import Settings
-from app.emulator import free_port
+from app.emulator import FirestoreEmulator, free_port
+from app.firestore_client import get_db_client
 from app.receiver import Receiver
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
@@ -34,7 +36,10 @@ CHAOS_SECONDS = 40  # then the drill only drains, so its runtime stays bounded
 RECEIVER_STARTUP_SECONDS = 2.5  # one receiver is restarting at a time, never all of them
 RELAY_VARIABLES = {
     "RELAY_SIGNING_SECRET": SECRET,
-    "RELAY_MAX_ATTEMPTS": "30",  # a kill spends an attempt of every event its relay held
+    # A relay kill spends an attempt of every event the relay held, and a receiver killed
+    # inside its transaction leaves that event's inbox record locked until the emulator
+    # expires the transaction (60 s, measured): its redeliveries fail until then.
+    "RELAY_MAX_ATTEMPTS": "100",
     "RELAY_LOCK_TIMEOUT_SECONDS": "5",
     "RELAY_HTTP_TIMEOUT_SECONDS": "1",
     "RELAY_BACKOFF_BASE_SECONDS": "0.05",
@@ -43,6 +48,19 @@ RELAY_VARIABLES = {
     "RELAY_CONCURRENCY": "4",
     "RELAY_TIME_BUDGET_SECONDS": "6",  # short runs, restarted: successive timer ticks
 }
+
+
+@pytest.fixture
+def settings() -> Iterator[Settings]:
+    """An emulator of the drill's own: the locks of transactions it kills outlive it by a
+    minute, and would block the data reset of the tests after it."""
+    with FirestoreEmulator() as emulator:
+        yield Settings(project_id="outbox-drill", emulator_host=emulator.host_port)
+
+
+@pytest.fixture
+def db(settings: Settings) -> firestore.Client:
+    return get_db_client(settings)
 
 
 def place_orders(db: firestore.Client, settings: Settings) -> Counter[str]:
