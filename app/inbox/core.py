@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import itertools
 import json
 import random
 import time
@@ -39,7 +40,10 @@ if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot, Transaction
 
 DEFAULT_INBOX_COLLECTION = "inbox"
-_CONTENTION_ROUNDS = 6  # each of up to 5 commits by the client's transaction
+# How long one delivery keeps retrying a contended transaction before it fails (the sender
+# retries later). A record locked by a dead consumer's transaction stays locked until Firestore
+# expires it, so deliveries that waited longer would only pile up behind the lock.
+_CONTENTION_BUDGET_SECONDS = 5.0
 T = TypeVar("T")
 
 
@@ -147,18 +151,19 @@ class Inbox:
             transaction.set(ref, {**fields, **records.settled(Status.SUCCEEDED)})
             return Result(Verdict.APPLIED, value, attempts)
 
-        for round in range(1, _CONTENTION_ROUNDS + 1):
+        give_up_at = time.monotonic() + _CONTENTION_BUDGET_SECONDS
+        for round in itertools.count(1):
             try:
-                result: Result[T] = attempt(self._db.transaction())
+                result: Result[T] = attempt(self._db.transaction(max_attempts=2))
             except Exception as exc:
                 if raised and raised[0] is exc:
                     self._record_failure(ref, source, event_id, exc)
                     raise
-                if not _contended(exc) or round == _CONTENTION_ROUNDS:
+                if not _contended(exc) or time.monotonic() > give_up_at:
                     raise  # Firestore's own failure: not the effect's, so not counted
                 # Deliveries of one event that start together abort each other's commits;
                 # spread them out, and the winner's SUCCEEDED turns the others into DUPLICATE.
-                time.sleep(random.uniform(0, 0.05 * 2**round))
+                time.sleep(random.uniform(0, 0.05 * 2 ** min(round, 5)))
                 continue
             return result
         raise AssertionError("unreachable")
