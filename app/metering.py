@@ -1,0 +1,170 @@
+"""`meter(db)`: count the Firestore operations a client really sends and receives.
+
+Firestore bills per document read and per document write, so the relay's cost is measured
+where the bill is made: on the wire. A gRPC interceptor on the client's channel counts the
+documents each response carries (query results, document gets, listener changes) and the
+writes each request carries (`Commit`, `BatchWrite`), whatever the code above it believes it
+does. Used by the benchmark and by the tests that pin the relay's cost per event.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+
+class OperationMeter:
+    """Counts by name: `reads` (documents received), `writes` (document writes sent),
+    `emptyQueries` (queries that returned nothing; Firestore bills each as one read) and
+    one `rpc:<Method>` per call."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def add(self, **counts: int) -> None:
+        with self._lock:
+            self._counts.update(counts)
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+    @property
+    def reads(self) -> int:
+        return self.snapshot().get("reads", 0)
+
+    @property
+    def writes(self) -> int:
+        return self.snapshot().get("writes", 0)
+
+    @property
+    def billed_reads(self) -> int:
+        """Document reads as billed: an empty query still costs one."""
+        counts = self.snapshot()
+        return counts.get("reads", 0) + counts.get("emptyQueries", 0)
+
+
+def meter(db: Client) -> OperationMeter:
+    """Count every operation `db` makes from now on. Call before `db`'s first request."""
+    from google.cloud.firestore_v1.services.firestore import client as gapic
+    from google.cloud.firestore_v1.services.firestore.transports.grpc import (
+        FirestoreGrpcTransport,
+    )
+
+    if db._firestore_api_internal is not None:
+        raise RuntimeError("meter(db) must be called before the client's first request")
+    if db._emulator_host is not None:
+        channel = db._emulator_channel(FirestoreGrpcTransport)  # type: ignore[no-untyped-call]
+    else:
+        from google.cloud.firestore_v1.base_client import _DEFAULT_CHANNEL_OPTIONS
+
+        channel = FirestoreGrpcTransport.create_channel(
+            db._target, credentials=db._credentials, options=_DEFAULT_CHANNEL_OPTIONS
+        )
+    counter = OperationMeter()
+    channel = grpc.intercept_channel(channel, _Interceptor(counter))
+    db._transport = FirestoreGrpcTransport(host=db._target, channel=channel)
+    db._firestore_api_internal = gapic.FirestoreClient(
+        transport=db._transport, client_options=db._client_options
+    )
+    return counter
+
+
+def _method(details: grpc.ClientCallDetails) -> str:
+    name = details.method
+    text = name.decode() if isinstance(name, bytes) else str(name)
+    return text.rsplit("/", 1)[-1]
+
+
+def _documents_in(method: str, response: Any) -> int:
+    if method == "RunQuery":
+        return 1 if response.document.name else 0
+    if method == "BatchGetDocuments":  # a missing document is billed as a read too
+        return 1 if response.found.name or response.missing else 0
+    if method == "Listen":
+        return 1 if response.document_change.document.name else 0
+    if method == "GetDocument":
+        return 1
+    return 0
+
+
+class _CountingStream:
+    """A response stream that counts documents as they arrive; everything else delegates."""
+
+    def __init__(self, call: Any, method: str, counter: OperationMeter) -> None:
+        self._call = call
+        self._method = method
+        self._counter = counter
+        self._documents = 0
+
+    def __iter__(self) -> _CountingStream:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            response = next(self._call)
+        except StopIteration:
+            if self._method == "RunQuery" and not self._documents:
+                self._counter.add(emptyQueries=1)
+            raise
+        documents = _documents_in(self._method, response)
+        if documents:
+            self._documents += documents
+            self._counter.add(reads=documents)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._call, name)
+
+
+# grpc ships no type hints, hence the ignores.
+class _Interceptor(
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+    grpc.StreamStreamClientInterceptor,  # type: ignore[misc]
+):
+    def __init__(self, counter: OperationMeter) -> None:
+        self._counter = counter
+
+    def _count_request(self, method: str, request: Any) -> None:
+        writes = len(request.writes) if method in ("Commit", "BatchWrite") else 0
+        self._counter.add(**{f"rpc:{method}": 1, "writes": writes})
+
+    def intercept_unary_unary(
+        self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
+    ) -> Any:
+        method = _method(details)
+        self._count_request(method, request)
+        call = continuation(details, request)
+        if method == "GetDocument" and call.exception() is None:
+            self._counter.add(reads=1)
+        return call
+
+    def intercept_unary_stream(
+        self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
+    ) -> Any:
+        method = _method(details)
+        self._count_request(method, request)
+        return _CountingStream(continuation(details, request), method, self._counter)
+
+    def intercept_stream_stream(
+        self,
+        continuation: Callable[..., Any],
+        details: grpc.ClientCallDetails,
+        request_iterator: Iterator[Any],
+    ) -> Any:
+        method = _method(details)
+        self._counter.add(**{f"rpc:{method}": 1})
+        return _CountingStream(continuation(details, request_iterator), method, self._counter)

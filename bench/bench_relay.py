@@ -1,0 +1,267 @@
+"""The relay benchmark: our relay, the reference design's loop and the floor, side by side.
+
+    python bench/bench_relay.py                      # the full run behind the README's table
+    python bench/bench_relay.py --events 200 --concurrency 1,8 --repeats 1   # a quick look
+
+Starts a Firestore emulator and, per run, a downstream process answering after the given
+latency. Every run starts from an empty outbox and a fresh backlog of `--events` due events,
+and counts the Firestore documents read and written on the wire (`app.metering`). Prints a
+table, writes `--out`.json and, when matplotlib is installed (`pip install -e '.[bench]'`),
+`--out`.png. Emulator figures: loopback round trips and a local JVM, not production latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from workloads import run_floor, run_reference, seed
+
+from app.config import Settings
+from app.emulator import FirestoreEmulator, reset_emulator
+from app.firestore_client import get_db_client
+from app.metering import meter
+from app.relay import Relay, RelayConfig
+
+HERE = Path(__file__).resolve().parent
+PROJECT = "bench-outbox"
+COLLECTION = "outbox"
+
+
+@contextmanager
+def downstream(latency_ms: float) -> Iterator[dict[str, Any]]:
+    """A downstream process; the yielded dict gets `url`, then its tally when it stops."""
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "downstream.py"), f"--latency-ms={latency_ms}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    state: dict[str, Any] = {"url": process.stdout.readline().strip()}
+    try:
+        yield state
+    finally:
+        process.stdin.close()
+        state.update(json.loads(process.stdout.readline() or "{}"))
+        process.wait(timeout=30)
+
+
+def relay_config(url: str, concurrency: int, batch_size: int) -> RelayConfig:
+    return RelayConfig(
+        downstream_url=url,
+        concurrency=concurrency,
+        batch_size=batch_size,
+        time_budget_seconds=3600.0,
+    )
+
+
+def drain_with_relay(db: Any, settings: Settings, config: RelayConfig) -> int:
+    relay = Relay(db, settings, config)
+    processed = 0
+    while True:
+        summary = relay.run()
+        processed += summary["processed"]
+        if summary["status"] != "ok":
+            raise SystemExit(f"relay failed: {summary}")
+        if summary["stoppedBy"] == "drained":
+            return processed
+
+
+def measure(
+    system: str, latency_ms: float, concurrency: int, args: argparse.Namespace, settings: Settings
+) -> dict[str, Any]:
+    reset_emulator(str(settings.emulator_host), PROJECT)
+    seeder = get_db_client(settings)
+    seed(seeder, COLLECTION, args.events)
+    seeder.close()
+    db = get_db_client(settings)
+    counts = meter(db)
+    with downstream(latency_ms) as down:
+        config = relay_config(down["url"], concurrency, args.batch_size)
+        started = time.perf_counter()
+        if system == "ours":
+            settled = drain_with_relay(db, settings, config)
+        elif system == "reference":
+            settled = run_reference(db, COLLECTION, down["url"])
+        else:
+            settled = run_floor(db, COLLECTION, config)
+        seconds = time.perf_counter() - started
+    db.close()
+    ops = counts.snapshot()
+    delivered = down.get("deliveries", 0)
+    if settled != args.events or (system != "floor" and down.get("distinct") != args.events):
+        raise SystemExit(f"{system}: settled {settled}, downstream saw {down} of {args.events}")
+    row = {
+        "system": system,
+        "latencyMs": latency_ms,
+        "concurrency": concurrency,
+        "events": args.events,
+        "seconds": round(seconds, 3),
+        "eventsPerSecond": round(args.events / seconds, 1),
+        "deliveries": delivered,
+        "readsPerEvent": round(ops.get("reads", 0) / args.events, 4),
+        "billedReadsPerEvent": round(counts.billed_reads / args.events, 4),
+        "writesPerEvent": round(ops.get("writes", 0) / args.events, 4),
+        "rpcsPerEvent": round(
+            sum(v for k, v in ops.items() if k.startswith("rpc:")) / args.events, 4
+        ),
+        "rpcs": {k[4:]: v for k, v in ops.items() if k.startswith("rpc:")},
+    }
+    print(
+        f"  {system:9s} {latency_ms:4g} ms  c={concurrency:<3d} {row['eventsPerSecond']:8.1f} ev/s"
+        f"  reads/ev {row['readsPerEvent']:.3f}  writes/ev {row['writesPerEvent']:.3f}",
+        flush=True,
+    )
+    return row
+
+
+def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (system, latency, concurrency): the median throughput of its repeats."""
+    groups: dict[tuple[str, float, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["system"], row["latencyMs"], row["concurrency"]), []).append(row)
+    merged = []
+    for group in groups.values():
+        throughput = [r["eventsPerSecond"] for r in group]
+        middle = sorted(group, key=lambda r: r["eventsPerSecond"])[len(group) // 2]
+        merged.append(
+            {**middle, "eventsPerSecond": statistics.median(throughput), "repeats": throughput}
+        )
+    return merged
+
+
+def sweep(args: argparse.Namespace, settings: Settings) -> list[dict[str, Any]]:
+    rows = []
+    for repeat in range(args.repeats):
+        print(f"repeat {repeat + 1} of {args.repeats}", flush=True)
+        rows.append(measure("floor", 0, 1, args, settings))
+        for latency in args.latencies:
+            rows.append(measure("reference", latency, 1, args, settings))
+            for concurrency in args.concurrency:
+                rows.append(measure("ours", latency, concurrency, args, settings))
+    return median_rows(rows)
+
+
+def targets(rows: list[dict[str, Any]], extras: dict[str, Any]) -> dict[str, Any]:
+    def best(system: str, latency: float) -> float:
+        return max(
+            (
+                r["eventsPerSecond"]
+                for r in rows
+                if (r["system"], r["latencyMs"]) == (system, latency)
+            ),
+            default=0.0,
+        )
+
+    floor = best("floor", 0)
+    checks: dict[str, Any] = {}
+    if 10 in {r["latencyMs"] for r in rows}:
+        ratio = best("ours", 10) / max(best("reference", 10), 1e-9)
+        checks["speedupOverReferenceAt10ms"] = {"value": round(ratio, 1), "target": ">= 20"}
+    if floor:
+        checks["fractionOfFloorAt0ms"] = {
+            "value": round(best("ours", 0) / floor, 2),
+            "target": ">= 0.7",
+        }
+    ours = [r for r in rows if r["system"] == "ours"]
+    if ours:
+        checks["readsPerEvent"] = {
+            "value": max(r["billedReadsPerEvent"] for r in ours),
+            "target": "<= 1",
+        }
+        checks["writesPerEvent"] = {
+            "value": max(r["writesPerEvent"] for r in ours),
+            "target": "<= 2",
+        }
+    checks.update(extras)
+    return checks
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print()
+    print(
+        "| system | downstream latency | concurrency | events/s "
+        "| reads/event (billed) | writes/event | RPCs/event |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in sorted(
+        rows,
+        key=lambda r: (
+            r["latencyMs"],
+            r["system"] != "reference",
+            r["system"] != "floor",
+            r["concurrency"],
+        ),
+    ):
+        conc = "-" if r["system"] != "ours" else r["concurrency"]
+        print(
+            f"| {r['system']} | {r['latencyMs']:g} ms | {conc} | {r['eventsPerSecond']:,.0f} | "
+            f"{r['readsPerEvent']:.3f} ({r['billedReadsPerEvent']:.3f}) | "
+            f"{r['writesPerEvent']:.3f} | "
+            f"{r['rpcsPerEvent']:.3f} |"
+        )
+
+
+def numbers(text: str, kind: Callable[[str], Any] = int) -> list[Any]:
+    return [kind(part) for part in text.split(",") if part]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=5000)
+    parser.add_argument("--latencies", type=lambda t: numbers(t, float), default=[0.0, 10.0])
+    parser.add_argument("--concurrency", type=numbers, default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default=str(HERE / "results" / "relay"))
+    args = parser.parse_args()
+
+    started = time.time()
+    load_before = os.getloadavg()
+    with FirestoreEmulator() as emulator:
+        settings = Settings(project_id=PROJECT, emulator_host=emulator.host_port)
+        warm = argparse.Namespace(**{**vars(args), "events": min(args.events, 500)})
+        measure("ours", 0, 8, warm, settings)  # warm the emulator's JIT before measuring
+        rows = sweep(args, settings)
+        extras: dict[str, Any] = {}
+    result = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "loadAverageBefore": [round(x, 2) for x in load_before],
+            "loadAverageAfter": [round(x, 2) for x in os.getloadavg()],
+        },
+        "durationSeconds": round(time.time() - started),
+        "runs": rows,
+        "targets": targets(rows, extras),
+    }
+    print_table(rows)
+    print(json.dumps(result["targets"], indent=2))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    try:
+        from plot import draw
+    except ImportError as exc:
+        print(f"no plot: {exc} (pip install -e '.[bench]')")
+    else:
+        draw(result, out.with_suffix(".png"))
+    print(f"wrote {out.with_suffix('.json')} in {result['durationSeconds']} s")
+
+
+if __name__ == "__main__":
+    main()
