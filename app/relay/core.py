@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import datetime
 import logging
+import math
 import random
+import threading
 import time
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +25,7 @@ from google.api_core import exceptions as google_exceptions
 from app.config import Settings
 from app.logs import log_event
 from app.relay.config import RelayConfig
-from app.relay.events import OutboxEvent, rfc3339
+from app.relay.events import rfc3339
 from app.relay.factory import publisher_for
 from app.relay.leases import Change, LeaseStore
 from app.relay.publishers import (
@@ -31,9 +34,9 @@ from app.relay.publishers import (
     Publisher,
     PublishResult,
     bounded_error,
-    error_class,
 )
-from app.relay.transitions import plan_lease, settlement
+from app.relay.settler import Lease, Settler
+from app.relay.transitions import plan_lease
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentSnapshot
@@ -54,13 +57,7 @@ _COUNTS = (
     "lagMs",
 )
 
-
-@dataclass(frozen=True)
-class _Lease:
-    event: OutboxEvent
-    change: Change  # the settle precondition: the update time the lease write produced
-    leased_at: float  # monotonic time just before the lease was written
-    attempt: int
+_ABANDONED_CHECK_SECONDS = 10.0
 
 
 class Relay:
@@ -100,19 +97,13 @@ class Relay:
         instance = instance_id or uuid.uuid4().hex
         tally: Counter[str] = Counter()
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
+        in_flight = _InFlight()
+        settler = Settler(self._store, self.config, self._rng, in_flight.release)
         try:
-            with ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
-                while True:
-                    if deadline - time.monotonic() < self.config.attempt_seconds:
-                        summary["stoppedBy"] = "budget"
-                        break
-                    snapshots = self._due(tally)
-                    if not snapshots:
-                        break
-                    tally["batches"] += 1
-                    leases = self._lease(snapshots, instance, tally)
-                    results = list(pool.map(lambda lease: self._publish(lease, deadline), leases))
-                    self._settle(leases, results, tally)
+            with settler, ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
+                summary["stoppedBy"] = self._drain(
+                    _Run(pool, settler, in_flight, deadline, instance, tally)
+                )
         except google_exceptions.GoogleAPIError as exc:
             log_event(
                 logger,
@@ -123,6 +114,7 @@ class Relay:
                 errorClass=type(exc).__name__,
             )
             summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
+        tally.update(settler.tally)
         summary.update(
             {name: tally[name] for name in _COUNTS},
             instanceId=instance,
@@ -130,23 +122,55 @@ class Relay:
         )
         return summary
 
-    def _due(self, tally: Counter[str]) -> list[DocumentSnapshot[Any]]:
+    def _drain(self, run: _Run) -> str:
+        """Lease the next batch while the last one is still being published, with at most
+        two batches in flight (which bounds memory whatever the backlog); each result goes
+        to the settler as soon as it arrives. Returns why it stopped."""
+        # Leases expire slowly, so looking for abandoned ones before every batch would only
+        # add an empty query (billed as one read) per batch: look at the start, then every
+        # few seconds, and again at once while the last look came back full.
+        abandoned_checked = -math.inf
+        while True:
+            if run.deadline - time.monotonic() < self.config.attempt_seconds:
+                return "budget"
+            run.in_flight.wait_below(self.config.batch_size)
+            if run.settler.error is not None:
+                return "error"  # run() raises it when the settler closes
+            look = time.monotonic() - abandoned_checked >= _ABANDONED_CHECK_SECONDS
+            snapshots, abandoned = self._due(run.tally, look_for_abandoned=look)
+            if look:
+                full = abandoned == self.config.batch_size
+                abandoned_checked = -math.inf if full else time.monotonic()
+            if not snapshots:
+                return "drained"
+            run.tally["batches"] += 1
+            leases = self._lease(snapshots, run.instance, run.tally)
+            run.in_flight.acquire(len(leases))
+            for lease in leases:
+                future = run.pool.submit(self._publish, lease, run.deadline)
+                future.add_done_callback(_hand_to(run.settler, lease))
+
+    def _due(
+        self, tally: Counter[str], *, look_for_abandoned: bool
+    ) -> tuple[list[DocumentSnapshot[Any]], int]:
+        """Due events, abandoned leases first; and how many were abandoned."""
         now = _utcnow()
         limit = self.config.batch_size
         lock = datetime.timedelta(seconds=self.config.lock_timeout_seconds)
-        snapshots = self._store.abandoned(now - lock, limit)
-        if len(snapshots) < limit:
-            pending = self._store.pending(now, limit - len(snapshots))
+        snapshots = self._store.abandoned(now - lock, limit) if look_for_abandoned else []
+        abandoned = len(snapshots)
+        if abandoned < limit:
+            pending = self._store.pending(now, limit - abandoned)
             if pending:
                 oldest = pending[0].get("nextAttemptAt")
                 lag_ms = round((now - oldest).total_seconds() * 1000)
                 tally["lagMs"] = max(tally["lagMs"], lag_ms)
             snapshots += pending
-        return snapshots
+        return snapshots, abandoned
 
     def _lease(
         self, snapshots: list[DocumentSnapshot[Any]], instance: str, tally: Counter[str]
-    ) -> list[_Lease]:
+    ) -> list[Lease]:
         """Take every due event with one conditional write each: a lease, or FAILED for a
         poison event or an abandoned one that has used up its attempts."""
         plans = [
@@ -188,10 +212,10 @@ class Relay:
             else:
                 tally["leased"] += 1
                 settle_on = Change(change.ref, update_time, {})
-                leases.append(_Lease(plan.event, settle_on, leased_at, plan.event.attempts + 1))
+                leases.append(Lease(plan.event, settle_on, leased_at, plan.event.attempts + 1))
         return leases
 
-    def _publish(self, lease: _Lease, deadline: float) -> PublishResult | None:
+    def _publish(self, lease: Lease, deadline: float) -> PublishResult | None:
         """Publish under a lease that will outlive the publish; None when there is no time."""
         now = time.monotonic()
         lease_left = lease.leased_at + self.config.lock_timeout_seconds - now
@@ -222,45 +246,44 @@ class Relay:
             )
             return PublishResult(Outcome.RETRY, bounded_error(f"{type(exc).__name__}: {exc}"))
 
-    def _settle(
-        self, leases: list[_Lease], results: list[PublishResult | None], tally: Counter[str]
-    ) -> None:
-        changes, kinds, now = [], [], _utcnow()
-        for lease, result in zip(leases, results, strict=True):
-            kind, fields = settlement(lease.attempt, result, self.config, now=now, rng=self._rng)
-            if result is not None and result.outcome is not Outcome.DELIVERED:
-                log_event(
-                    logger,
-                    logging.WARNING,
-                    "relay.delivery_failed",
-                    f"event {lease.event.event_id} attempt {lease.attempt}: "
-                    f"{result.error or result.outcome.value}, {kind}",
-                    eventId=lease.event.event_id,
-                    attempt=lease.attempt,
-                    errorClass=error_class(result),
-                    error=result.error,
-                    outcome=kind,
-                )
-            changes.append(Change(lease.change.ref, lease.change.expected_update_time, fields))
-            kinds.append(kind)
-        for lease, kind, update_time in zip(
-            leases, kinds, self._store.write_if_unchanged(changes), strict=True
-        ):
-            if update_time is None:
-                tally["lostLeases"] += 1
-                log_event(
-                    logger,
-                    logging.WARNING,
-                    "relay.lease_lost",
-                    f"lost the lease on event {lease.event.event_id} before settling it as "
-                    f"{kind}; left as it is",
-                    eventId=lease.event.event_id,
-                    attempt=lease.attempt,
-                    outcome=kind,
-                )
-            else:
-                tally[kind] += 1
-
 
 def _utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)
+
+
+@dataclass(frozen=True)
+class _Run:
+    pool: ThreadPoolExecutor
+    settler: Settler
+    in_flight: _InFlight
+    deadline: float
+    instance: str
+    tally: Counter[str]
+
+
+def _hand_to(settler: Settler, lease: Lease) -> Callable[[Future[PublishResult | None]], None]:
+    def settle(published: Future[PublishResult | None]) -> None:
+        settler.put(lease, published.result())  # _publish answers, never raises
+
+    return settle
+
+
+class _InFlight:
+    """How many leased events are not settled yet; the drain loop waits on it."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def acquire(self, count: int) -> None:
+        with self._changed:
+            self._count += count
+
+    def release(self, count: int) -> None:
+        with self._changed:
+            self._count -= count
+            self._changed.notify_all()
+
+    def wait_below(self, limit: int) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._count < limit)
