@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 from google.api_core.retry import Retry
 from google.cloud.firestore import FieldFilter
-from google.cloud.firestore_v1.bulk_batch import BulkWriteBatch
 from google.rpc import code_pb2
 
 from app.domain import EventStatus
+from app.relay.writes import batch_write, update_pb
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot
@@ -69,26 +69,22 @@ class LeaseStore:
         `GoogleAPIError`."""
         if not changes:
             return []
-        batch = BulkWriteBatch(self._db)
-        for change in changes:
-            option = self._db.write_option(last_update_time=change.expected_update_time)
-            if change.fields is None:
-                batch.delete(change.ref, option=option)
-            else:
-                batch.update(change.ref, dict(change.fields), option=option)
-        response = batch.commit(retry=self._retry(), timeout=self._timeout)
+        answers = batch_write(
+            self._db,
+            [update_pb(c.ref, c.fields, c.expected_update_time) for c in changes],
+            retry=self._retry(),
+            timeout=self._timeout,
+        )
         results: list[datetime.datetime | None] = []
-        for change, status, result in zip(
-            changes, response.status, response.write_results, strict=True
-        ):
-            if status.code == code_pb2.OK:
+        for change, (code, message, update_time) in zip(changes, answers, strict=True):
+            if code == code_pb2.OK:
                 # A delete has no new update time: the one it had stands for "done".
-                results.append(result.update_time or change.expected_update_time)
-            elif status.code in _LOST:
+                results.append(update_time or change.expected_update_time)
+            elif code in _LOST:
                 results.append(None)
             else:
                 raise google_exceptions.from_grpc_status(  # type: ignore[no-untyped-call]
-                    status.code, f"writing {change.ref.path}: {status.message}"
+                    code, f"writing {change.ref.path}: {message}"
                 )
         return results
 
