@@ -93,8 +93,8 @@ def _documents_in(method: str, response: Any) -> int:
         return 1 if response.document.name else 0
     if method == "BatchGetDocuments":  # a missing document is billed as a read too
         return 1 if response.found.name or response.missing else 0
-    if method == "Listen":
-        return 1 if response.document_change.document.name else 0
+    if method == "Listen":  # a document leaving a listener's results is not billed
+        return 1 if response.document_change.target_ids else 0
     if method == "GetDocument":
         return 1
     return 0

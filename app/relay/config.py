@@ -39,6 +39,7 @@ class RelayConfig:
     batch_size: int = 100
     concurrency: int = 16
     time_budget_seconds: float = 50.0
+    follow_poll_seconds: float = 10.0
     http_timeout_seconds: float = 10.0
     firestore_timeout_seconds: float = 10.0
     # How long a PROCESSED event is kept: the relay stamps `expireAt` for a TTL policy.
@@ -74,6 +75,7 @@ class RelayConfig:
         for variable, seconds in (
             ("RELAY_BACKOFF_BASE_SECONDS", self.backoff_base_seconds),
             ("RELAY_TIME_BUDGET_SECONDS", self.time_budget_seconds),
+            ("RELAY_FOLLOW_POLL_SECONDS", self.follow_poll_seconds),
             ("RELAY_HTTP_TIMEOUT_SECONDS", self.http_timeout_seconds),
             ("RELAY_FIRESTORE_TIMEOUT_SECONDS", self.firestore_timeout_seconds),
         ):
@@ -136,6 +138,7 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
     "batch_size": ("RELAY_BATCH_SIZE", int),
     "concurrency": ("RELAY_CONCURRENCY", int),
     "time_budget_seconds": ("RELAY_TIME_BUDGET_SECONDS", float),
+    "follow_poll_seconds": ("RELAY_FOLLOW_POLL_SECONDS", float),
     "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", float),
     "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
     "retention_seconds": ("OUTBOX_RETENTION_SECONDS", float),

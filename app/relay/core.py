@@ -11,12 +11,12 @@ import datetime
 import logging
 import math
 import random
-import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ from app.relay.publishers import (
     PublishResult,
     bounded_error,
 )
-from app.relay.settler import Lease, Settler
+from app.relay.settler import InFlight, Lease, Settler
 from app.relay.transitions import plan_lease
 
 if TYPE_CHECKING:
@@ -97,13 +97,9 @@ class Relay:
         instance = instance_id or uuid.uuid4().hex
         tally: Counter[str] = Counter()
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
-        in_flight = _InFlight()
-        settler = Settler(self._store, self.config, self._rng, in_flight.release)
         try:
-            with settler, ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
-                summary["stoppedBy"] = self._drain(
-                    _Run(pool, settler, in_flight, deadline, instance, tally)
-                )
+            with self.pipeline(deadline, instance, tally) as pipeline:
+                summary["stoppedBy"] = self._drain(pipeline)
         except google_exceptions.GoogleAPIError as exc:
             log_event(
                 logger,
@@ -114,7 +110,6 @@ class Relay:
                 errorClass=type(exc).__name__,
             )
             summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
-        tally.update(settler.tally)
         summary.update(
             {name: tally[name] for name in _COUNTS},
             instanceId=instance,
@@ -122,7 +117,34 @@ class Relay:
         )
         return summary
 
-    def _drain(self, run: _Run) -> str:
+    @contextmanager
+    def pipeline(self, deadline: float, instance: str, tally: Counter[str]) -> Iterator[Pipeline]:
+        """A publishing pool and a settler for `deliver()`. Leaving waits until everything
+        delivered is settled, counts into `tally`, and raises a Firestore error the settler
+        met."""
+        in_flight = InFlight()
+        settler = Settler(self._store, self.config, self._rng, in_flight.release)
+        try:
+            with settler, ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
+                yield Pipeline(pool, settler, in_flight, deadline, instance, tally)
+        finally:
+            tally.update(settler.tally)
+
+    def deliver(self, pipeline: Pipeline, snapshots: list[DocumentSnapshot[Any]]) -> None:
+        """Lease the events `snapshots` show (each only if unchanged since) and hand every
+        lease to the pool; results go to the settler as they arrive."""
+        pipeline.tally["batches"] += 1
+        leases = self._lease(snapshots, pipeline.instance, pipeline.tally)
+        pipeline.in_flight.acquire(len(leases))
+        for lease in leases:
+            future = pipeline.pool.submit(self._publish, lease, pipeline.deadline)
+            future.add_done_callback(_hand_to(pipeline.settler, lease))
+
+    @property
+    def store(self) -> LeaseStore:
+        return self._store
+
+    def _drain(self, run: Pipeline) -> str:
         """Lease the next batch while the last one is still being published, with at most
         two batches in flight (which bounds memory whatever the backlog); each result goes
         to the settler as soon as it arrives. Returns why it stopped."""
@@ -143,12 +165,7 @@ class Relay:
                 abandoned_checked = -math.inf if full else time.monotonic()
             if not snapshots:
                 return "drained"
-            run.tally["batches"] += 1
-            leases = self._lease(snapshots, run.instance, run.tally)
-            run.in_flight.acquire(len(leases))
-            for lease in leases:
-                future = run.pool.submit(self._publish, lease, run.deadline)
-                future.add_done_callback(_hand_to(run.settler, lease))
+            self.deliver(run, snapshots)
 
     def _due(
         self, tally: Counter[str], *, look_for_abandoned: bool
@@ -252,10 +269,12 @@ def _utcnow() -> datetime.datetime:
 
 
 @dataclass(frozen=True)
-class _Run:
+class Pipeline:
+    """What `deliver()` works with: see `Relay.pipeline()`."""
+
     pool: ThreadPoolExecutor
     settler: Settler
-    in_flight: _InFlight
+    in_flight: InFlight
     deadline: float
     instance: str
     tally: Counter[str]
@@ -266,24 +285,3 @@ def _hand_to(settler: Settler, lease: Lease) -> Callable[[Future[PublishResult |
         settler.put(lease, published.result())  # _publish answers, never raises
 
     return settle
-
-
-class _InFlight:
-    """How many leased events are not settled yet; the drain loop waits on it."""
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._changed = threading.Condition()
-
-    def acquire(self, count: int) -> None:
-        with self._changed:
-            self._count += count
-
-    def release(self, count: int) -> None:
-        with self._changed:
-            self._count -= count
-            self._changed.notify_all()
-
-    def wait_below(self, limit: int) -> None:
-        with self._changed:
-            self._changed.wait_for(lambda: self._count < limit)

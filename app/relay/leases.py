@@ -16,7 +16,7 @@ settle is refused and logged instead of overwriting the newer state. The writes 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from app.domain import EventStatus
 from app.relay.writes import batch_write, update_pb
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot
+    from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot, Watch
 
 # The precondition failed (someone else wrote first) or the document is gone (purged).
 _LOST = frozenset({code_pb2.FAILED_PRECONDITION, code_pb2.NOT_FOUND})
@@ -62,6 +62,19 @@ class LeaseStore:
     ) -> list[DocumentSnapshot[Any]]:
         """`PROCESSING` events whose lease (`updatedAt`) is older than `leased_before`."""
         return self._query(EventStatus.PROCESSING, "updatedAt", leased_before, limit)
+
+    def watch_pending(
+        self, limit: int, on_change: Callable[[list[DocumentSnapshot[Any]]], None]
+    ) -> Watch:
+        """Listen to the `limit` `PENDING` events due first; `on_change(documents)` gets the
+        whole window, in `nextAttemptAt` order, each time it changes. Firestore bills one
+        read per document entering the window, and nothing while it stays the same."""
+        query = (
+            self._collection.where(filter=FieldFilter("status", "==", EventStatus.PENDING.value))
+            .order_by("nextAttemptAt")
+            .limit(limit)
+        )
+        return query.on_snapshot(lambda documents, _changes, _read_time: on_change(documents))
 
     def write_if_unchanged(self, changes: Sequence[Change]) -> list[datetime.datetime | None]:
         """Apply each change on its own; per change, the new update time (the old one for a

@@ -153,3 +153,24 @@ class Settler:
                 )
             else:
                 self.tally[kind] += 1
+
+
+class InFlight:
+    """How many leased events are not settled yet; the relay waits on it before leasing."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def acquire(self, count: int) -> None:
+        with self._changed:
+            self._count += count
+
+    def release(self, count: int) -> None:
+        with self._changed:
+            self._count -= count
+            self._changed.notify_all()
+
+    def wait_below(self, limit: int, timeout: float | None = None) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count < limit, timeout)
