@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
+from app.logs import log_event
 from app.relay.core import Pipeline, Relay
 
 if TYPE_CHECKING:
@@ -61,7 +62,14 @@ class Follower:
                 self._follow(stop, instance, tally)
             except google_exceptions.GoogleAPIError as exc:
                 tally["errors"] += 1
-                logger.error("relay %s: Firestore error, starting over: %s", instance, exc)
+                log_event(
+                    logger,
+                    logging.ERROR,
+                    "relay.firestore_error",
+                    f"relay {instance}: Firestore error, starting over: {exc}",
+                    instanceId=instance,
+                    errorClass=type(exc).__name__,
+                )
                 stop.wait(1.0)
         return {
             "status": "ok",

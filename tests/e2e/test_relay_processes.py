@@ -22,11 +22,11 @@ from tests.helpers import FAST, add_orders, make_relay, outbox, relay_environmen
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 
 
-def start_relay(variables: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+def start_relay(variables: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "RELAY_"))}
     env.update(variables, LOG_LEVEL="WARNING")
     return subprocess.Popen(
-        [OUTBOX, "relay"],
+        [OUTBOX, "relay", *args],
         env=env,
         cwd=cwd,
         stdout=subprocess.PIPE,

@@ -1,0 +1,81 @@
+"""`outbox relay --follow` as a real process, beside timer-style runs of the same relay."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import signal
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from google.cloud import firestore
+
+from app.config import Settings
+from app.receiver import Answer, Received, Receiver
+from tests.e2e.test_relay_processes import start_relay
+from tests.helpers import add_orders, add_raw_event, make_relay, outbox, relay_environment, utcnow
+
+
+def test_follow_mode_beside_the_timer_relay_delivers_every_event_exactly_once(
+    db: firestore.Client, settings: Settings, tmp_path: Path
+) -> None:
+    def steady(_: Received) -> Answer:
+        time.sleep(0.005)  # keeps both relays busy at once
+        return Answer(200)
+
+    backlog = add_orders(db, settings, 150)  # both relays race for these
+    with Receiver(steady) as receiver:
+        variables = relay_environment(settings, receiver.url, RELAY_BATCH_SIZE="20")
+        follower = start_relay(variables, tmp_path, "--follow")
+        timer = make_relay(db, settings, receiver.url, batch_size=20, concurrency=4)
+        timer_summaries: list[dict[str, int]] = []
+        stop = threading.Event()
+
+        def tick() -> None:  # the timer function, firing again and again
+            while not stop.is_set():
+                timer_summaries.append(timer.run())
+
+        ticker = threading.Thread(target=tick)
+        ticker.start()
+        later = add_orders(db, settings, 100)  # committed while both run
+        expected = set(backlog) | set(later)
+        deadline = time.monotonic() + 60
+        while len({r.event_id for r in receiver.received}) < len(expected):
+            assert time.monotonic() < deadline, len(receiver.received)
+            time.sleep(0.05)
+        stop.set()
+        ticker.join()
+        follower.send_signal(signal.SIGTERM)
+        stdout, stderr = follower.communicate(timeout=30)
+
+    assert follower.returncode == 0, stderr
+    follow_summary = json.loads(stdout)
+    deliveries = Counter(r.event_id for r in receiver.received)
+    assert set(deliveries) == expected
+    assert set(deliveries.values()) == {1}, deliveries.most_common(3)
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+    timer_processed = sum(s["processed"] for s in timer_summaries)
+    assert follow_summary["processed"] > 0 and timer_processed > 0  # really side by side
+    assert follow_summary["processed"] + timer_processed == len(expected)
+
+
+def test_follow_mode_delivers_a_new_event_and_a_retry_when_it_falls_due(
+    db: firestore.Client, settings: Settings, tmp_path: Path
+) -> None:
+    with Receiver() as receiver:
+        follower = start_relay(relay_environment(settings, receiver.url), tmp_path, "--follow")
+        try:
+            due_soon = utcnow() + datetime.timedelta(seconds=1.5)
+            add_raw_event(db, settings, "later", nextAttemptAt=due_soon)
+            [first] = set(add_orders(db, settings, 1)) - {"later"}
+            assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == [first]
+            # The retry is already in the listener's window: only the clock makes it due.
+            assert [r.event_id for r in receiver.wait_for(2, timeout=20)] == [first, "later"]
+        finally:
+            follower.send_signal(signal.SIGTERM)
+            stdout, stderr = follower.communicate(timeout=30)
+    assert follower.returncode == 0, stderr
+    assert json.loads(stdout)["processed"] == 2
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}

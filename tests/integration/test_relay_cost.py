@@ -1,0 +1,46 @@
+"""What the relay costs in Firestore operations, counted on the wire (`app.metering`)."""
+
+from __future__ import annotations
+
+from google.cloud import firestore
+
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.metering import meter
+from app.receiver import Receiver
+from tests.helpers import add_orders, make_relay, outbox
+
+
+def test_the_meter_counts_documents_received_and_writes_sent(settings: Settings) -> None:
+    db = get_db_client(settings)
+    counts = meter(db)
+    batch = db.batch()
+    for n in range(3):
+        batch.set(db.collection("things").document(f"t{n}"), {"n": n})
+    batch.commit()
+    things = db.collection("things")
+    assert list(things.where(filter=firestore.FieldFilter("n", ">=", 1)).get())
+    assert not list(things.where(filter=firestore.FieldFilter("n", ">", 9)).get())
+    db.collection("things").document("t0").get()
+    db.collection("things").document("missing").get()
+
+    snapshot = counts.snapshot()
+    assert snapshot["writes"] == 3 and snapshot["rpc:Commit"] == 1
+    assert snapshot["reads"] == 2 + 2  # two query results, one found and one missing document
+    assert snapshot["emptyQueries"] == 1 and counts.billed_reads == 5
+
+
+def test_draining_costs_one_read_and_two_writes_per_event(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    add_orders(db, settings, 120)
+    relay_db = get_db_client(settings)
+    counts = meter(relay_db)
+    summary = make_relay(relay_db, settings, receiver.url, batch_size=50).run()
+
+    assert summary["processed"] == 120
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+    assert counts.reads == 120  # each event read once, by the query that found it
+    assert counts.writes == 240  # its lease and its settle
+    # Beyond them: one look for abandoned leases and the query that found nothing left.
+    assert counts.snapshot()["emptyQueries"] == 2
