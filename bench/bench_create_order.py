@@ -1,4 +1,5 @@
-"""Latency of create_new_order on the local Firestore emulator.
+"""Latency of create_new_order on the local Firestore emulator, against the floor: a raw
+two-document `WriteBatch` commit of the same order and event documents.
 
     python bench/bench_create_order.py [--orders N] [--items M]
 
@@ -14,6 +15,9 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
+from typing import Any
+
+from google.cloud.firestore import SERVER_TIMESTAMP
 
 from app.config import Settings, load_settings
 from app.domain import NewOrder
@@ -32,13 +36,80 @@ def timed(runs: int, action: Callable[[int], object]) -> list[float]:
     return samples
 
 
-def report(name: str, samples: list[float]) -> None:
+def report(name: str, samples: list[float]) -> float:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
-    print(
-        f"{name:34s} n={len(samples):4d}  median {statistics.median(samples):7.2f} ms  "
-        f"p95 {p95:7.2f} ms"
+    median = statistics.median(samples)
+    print(f"{name:34s} n={len(samples):4d}  median {median:7.2f} ms  p95 {p95:7.2f} ms")
+    return median
+
+
+def raw_commit(db: Any, settings: Settings, items: list[dict[str, Any]]) -> None:
+    """The same two documents as create_new_order writes, as a bare WriteBatch: no
+    validation, no unit of work. The floor create_new_order is held to."""
+    order_ref = db.collection(settings.orders_collection).document()
+    event_id = str(uuid.uuid4())
+    batch = db.batch()
+    batch.create(
+        order_ref,
+        {
+            "customerId": "bench-customer",
+            "items": items,
+            "status": "CREATED",
+            "createdAt": SERVER_TIMESTAMP,
+            "idempotencyKey": None,
+            "requestHash": None,
+        },
     )
+    batch.create(
+        db.collection(settings.outbox_collection).document(event_id),
+        {
+            "eventId": event_id,
+            "eventType": "OrderCreated",
+            "aggregateType": "order",
+            "aggregateId": order_ref.id,
+            "payload": {"orderId": order_ref.id, "customerId": "bench-customer", "items": items},
+            "status": "PENDING",
+            "attempts": 0,
+            "createdAt": SERVER_TIMESTAMP,
+            "updatedAt": SERVER_TIMESTAMP,
+            "nextAttemptAt": SERVER_TIMESTAMP,
+            "processingInstanceId": None,
+            "processedAt": None,
+            "lastError": None,
+        },
+    )
+    batch.commit()
+
+
+def compare(
+    db: Any, settings: Settings, orders: int, items: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Median milliseconds of create_new_order and of the raw commit, interleaved so that
+    both see the same machine; and their ratio."""
+
+    def create(key: str | None) -> FirestoreUnitOfWork:
+        with FirestoreUnitOfWork(db, settings) as uow:
+            create_new_order("bench-customer", items, uow, idempotency_key=key)
+        return uow
+
+    for _ in range(orders):  # warm up the channel and the emulator's JVM
+        create(None)
+        raw_commit(db, settings, items)
+    ours: list[float] = []
+    raw: list[float] = []
+    for _ in range(orders):
+        ours += timed(1, lambda n: create(None))
+        raw += timed(1, lambda n: raw_commit(db, settings, items))
+    ours_ms = report("create_new_order, no key", ours)
+    raw_ms = report("raw two-document WriteBatch", raw)
+    print(f"{'ratio':34s} {ours_ms / raw_ms:.3f}")
+    return {
+        "orders": orders,
+        "createNewOrderMs": round(ours_ms, 3),
+        "rawWriteBatchMs": round(raw_ms, 3),
+        "ratio": round(ours_ms / raw_ms, 3),
+    }
 
 
 def main() -> None:
@@ -61,8 +132,7 @@ def main() -> None:
                 create_new_order("bench-customer", items, uow, idempotency_key=key)
             return uow
 
-        for _ in range(args.orders):  # warm up the channel and the emulator's JVM
-            create(None)
+        compare(db, settings, args.orders, items)
         report("validate only (no I/O)", timed(args.orders, lambda n: NewOrder.parse("c", items)))
         report("create, no key", timed(args.orders, lambda n: create(None)))
         report("create, new key", timed(args.orders, lambda n: create(f"{run}-{n}")))
