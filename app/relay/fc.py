@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-import requests
+import urllib3
 from fc2.auth import Auth
 
 from app.relay.http import USER_AGENT, HttpTransport
@@ -115,8 +115,8 @@ def structured_cloudevent(delivery: Delivery, signature: str | None = None) -> b
     return head.encode() + b',"data":' + delivery.body + b"}"
 
 
-def _outcome(response: requests.Response) -> Outcome:
-    outcome = classify_status(response.status_code)
+def _outcome(response: urllib3.BaseHTTPResponse) -> Outcome:
+    outcome = classify_status(response.status)
     if outcome is Outcome.DELIVERED and response.headers.get("X-Fc-Error-Type"):
         return Outcome.RETRY  # the function ran and failed
     return outcome
