@@ -14,7 +14,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,11 +35,12 @@ from app.relay.publishers import (
     PublishResult,
     bounded_error,
 )
+from app.relay.reads import DueDocument
 from app.relay.settler import InFlight, Lease, Settler
 from app.relay.transitions import plan_lease
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentSnapshot
+    from google.cloud.firestore import Client
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ class Relay:
         finally:
             tally.update(settler.tally)
 
-    def deliver(self, pipeline: Pipeline, snapshots: list[DocumentSnapshot[Any]]) -> None:
+    def deliver(self, pipeline: Pipeline, snapshots: Sequence[DueDocument]) -> None:
         """Lease the events `snapshots` show (each only if unchanged since) and hand every
         lease to the pool; results go to the settler as they arrive."""
         pipeline.tally["batches"] += 1
@@ -169,12 +170,14 @@ class Relay:
 
     def _due(
         self, tally: Counter[str], *, look_for_abandoned: bool
-    ) -> tuple[list[DocumentSnapshot[Any]], int]:
+    ) -> tuple[list[DueDocument], int]:
         """Due events, abandoned leases first; and how many were abandoned."""
         now = _utcnow()
         limit = self.config.batch_size
         lock = datetime.timedelta(seconds=self.config.lock_timeout_seconds)
-        snapshots = self._store.abandoned(now - lock, limit) if look_for_abandoned else []
+        snapshots: list[DueDocument] = []
+        if look_for_abandoned:
+            snapshots += self._store.abandoned(now - lock, limit)
         abandoned = len(snapshots)
         if abandoned < limit:
             pending = self._store.pending(now, limit - abandoned)
@@ -186,7 +189,7 @@ class Relay:
         return snapshots, abandoned
 
     def _lease(
-        self, snapshots: list[DocumentSnapshot[Any]], instance: str, tally: Counter[str]
+        self, snapshots: Sequence[DueDocument], instance: str, tally: Counter[str]
     ) -> list[Lease]:
         """Take every due event with one conditional write each: a lease, or FAILED for a
         poison event or an abandoned one that has used up its attempts."""

@@ -26,6 +26,7 @@ from google.cloud.firestore import FieldFilter
 from google.rpc import code_pb2
 
 from app.domain import EventStatus
+from app.relay.reads import Found, run_query
 from app.relay.writes import batch_write, update_pb
 
 if TYPE_CHECKING:
@@ -53,13 +54,11 @@ class LeaseStore:
         self._collection = db.collection(collection)
         self._timeout = timeout
 
-    def pending(self, due_by: datetime.datetime, limit: int) -> list[DocumentSnapshot[Any]]:
+    def pending(self, due_by: datetime.datetime, limit: int) -> list[Found]:
         """`PENDING` events whose `nextAttemptAt` has come, oldest first."""
         return self._query(EventStatus.PENDING, "nextAttemptAt", due_by, limit)
 
-    def abandoned(
-        self, leased_before: datetime.datetime, limit: int
-    ) -> list[DocumentSnapshot[Any]]:
+    def abandoned(self, leased_before: datetime.datetime, limit: int) -> list[Found]:
         """`PROCESSING` events whose lease (`updatedAt`) is older than `leased_before`."""
         return self._query(EventStatus.PROCESSING, "updatedAt", leased_before, limit)
 
@@ -114,9 +113,9 @@ class LeaseStore:
 
     def _query(
         self, status: EventStatus, field: str, bound: datetime.datetime, limit: int
-    ) -> list[DocumentSnapshot[Any]]:
+    ) -> list[Found]:
         query = self.due_query(status, field, bound, limit)
-        return list(query.get(retry=self._retry(), timeout=self._timeout))
+        return run_query(self._db, query, retry=self._retry(), timeout=self._timeout)
 
     def _retry(self) -> Retry:
         # Transient errors are retried, but never past the relay's own Firestore timeout.
