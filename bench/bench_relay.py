@@ -317,7 +317,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--latencies", type=lambda t: numbers(t, float), default=[0.0, 10.0])
     parser.add_argument("--concurrency", type=numbers, default=[1, 2, 4, 8, 16, 32])
-    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=RelayConfig.batch_size)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--follow-rate", type=float, default=100.0, help="events/s")
     parser.add_argument("--follow-seconds", type=float, default=20.0)

@@ -36,7 +36,7 @@ class RelayConfig:
     lock_timeout_seconds: float = 300.0
     backoff_base_seconds: float = 10.0
     backoff_max_seconds: float = 900.0
-    batch_size: int = 100
+    batch_size: int = 250
     concurrency: int = 16
     time_budget_seconds: float = 50.0
     follow_poll_seconds: float = 10.0

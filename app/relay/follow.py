@@ -1,6 +1,6 @@
 """`Follower`: the relay as a long-running worker that delivers as soon as an event commits.
 
-A Firestore listener keeps the window of the first `RELAY_BATCH_SIZE` `PENDING` events (in
+A Firestore listener keeps the window of the first `WINDOW` `PENDING` events (in
 `nextAttemptAt` order) up to date; the worker leases the due ones straight from the window
 with the same conditional writes as `Relay.run()`, so it can run beside the timer-triggered
 function: whoever writes the lease first delivers, the other is refused.
@@ -32,6 +32,11 @@ if TYPE_CHECKING:
     from google.cloud.firestore import DocumentSnapshot
 
 logger = logging.getLogger(__name__)
+
+# The listener's window: big enough for the events of one listener round trip at high rates,
+# small because a listener may send the whole window again after a change (the emulator does
+# after every one), and a larger backlog is drained through the window as it slides.
+WINDOW = 50
 
 
 class Follower:
@@ -86,7 +91,7 @@ class Follower:
 
     def _follow(self, stop: threading.Event, instance: str, tally: Counter[str]) -> None:
         relay, limit = self._relay, self._config.batch_size
-        watch = relay.store.watch_pending(limit, self._on_window)
+        watch = relay.store.watch_pending(min(limit, WINDOW), self._on_window)
         tried: dict[str, datetime.datetime] = {}  # leased (or lost) at this update time
         abandoned_checked = -math.inf
         try:
