@@ -68,12 +68,18 @@ class LeaseStore:
         """Listen to the `limit` `PENDING` events due first; `on_change(documents)` gets the
         whole window, in `nextAttemptAt` order, each time it changes. Firestore bills one
         read per document entering the window, and nothing while it stays the same."""
-        query = (
+        watch: Watch = self.window_query(limit).on_snapshot(
+            lambda documents, _changes, _read_time: on_change(documents)
+        )
+        return watch
+
+    def window_query(self, limit: int) -> Any:
+        """The first `limit` `PENDING` events by `nextAttemptAt`, due or not."""
+        return (
             self._collection.where(filter=FieldFilter("status", "==", EventStatus.PENDING.value))
             .order_by("nextAttemptAt")
             .limit(limit)
         )
-        return query.on_snapshot(lambda documents, _changes, _read_time: on_change(documents))
 
     def write_if_unchanged(self, changes: Sequence[Change]) -> list[datetime.datetime | None]:
         """Apply each change on its own; per change, the new update time (the old one for a

@@ -25,10 +25,11 @@ def test_follow_mode_beside_the_timer_relay_delivers_every_event_exactly_once(
         time.sleep(0.005)  # keeps both relays busy at once
         return Answer(200)
 
-    backlog = add_orders(db, settings, 150)  # both relays race for these
     with Receiver(steady) as receiver:
         variables = relay_environment(settings, receiver.url, RELAY_BATCH_SIZE="20")
         follower = start_relay(variables, tmp_path, "--follow")
+        add_orders(db, settings, 1)
+        assert receiver.wait_for(1, timeout=30)  # the follower is up and listening
         timer = make_relay(db, settings, receiver.url, batch_size=20, concurrency=4)
         timer_summaries: list[dict[str, int]] = []
         stop = threading.Event()
@@ -39,8 +40,7 @@ def test_follow_mode_beside_the_timer_relay_delivers_every_event_exactly_once(
 
         ticker = threading.Thread(target=tick)
         ticker.start()
-        later = add_orders(db, settings, 100)  # committed while both run
-        expected = set(backlog) | set(later)
+        expected = set(add_orders(db, settings, 250))  # both relays race for each of these
         deadline = time.monotonic() + 60
         while len({r.event_id for r in receiver.received}) < len(expected):
             assert time.monotonic() < deadline, len(receiver.received)

@@ -19,6 +19,7 @@ from app.config import Settings
 from app.firestore_client import get_db_client
 from app.ops import find_anomalies, plan_requeue, read_status, requeue
 from app.ops.purge import backfill_expiry, count_processed, purge_processed
+from app.relay import leases
 from app.relay.leases import LeaseStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +38,7 @@ def record_queries(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return [[SimpleNamespace(alias="n", value=0)]]
 
     monkeypatch.setattr(Query, "get", get)
+    monkeypatch.setattr(leases, "run_query", lambda db, query, **_: get(query))
     monkeypatch.setattr(AggregationQuery, "get", count)
     monkeypatch.setattr(Client, "get_all", lambda *a, **k: iter(()))
     return made
@@ -49,6 +51,7 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
         store = LeaseStore(db, "outbox", timeout=1)
         store.pending(NOW, 10)
         store.abandoned(NOW, 10)
+        made.append(store.window_query(10))  # what follow mode listens to
     elif operation == "status":
         read_status(db, "outbox", now=NOW, lock_timeout_seconds=300)
     elif operation == "requeue":
