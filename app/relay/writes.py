@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud.firestore import SERVER_TIMESTAMP
 from google.cloud.firestore_v1 import _helpers
+from google.cloud.firestore_v1.transforms import Sentinel, _NumericValue, _ValueList
 from google.cloud.firestore_v1.types import common, document, firestore, write
 from google.protobuf import timestamp_pb2
 
@@ -29,6 +30,7 @@ _Mask = common.DocumentMask.pb()
 _Precondition = common.Precondition.pb()
 _Transform = write.DocumentTransform.FieldTransform.pb()
 _REQUEST_TIME = write.DocumentTransform.FieldTransform.ServerValue.REQUEST_TIME
+_Transforms = (_NumericValue, _ValueList)  # Increment, Maximum, Minimum, ArrayUnion/Remove
 
 
 def update_pb(
@@ -42,6 +44,11 @@ def update_pb(
     precondition = _Precondition(update_time=_timestamp(expected_update_time))
     if fields is None:
         return _Write(delete=ref._document_path, current_document=precondition)
+    if any(_special(value) and value is not SERVER_TIMESTAMP for value in fields.values()):
+        # Field deletes and other transforms (rare: `outbox requeue`): the client's encoder.
+        option = ref._client.write_option(last_update_time=expected_update_time)
+        [write_pb] = _helpers.pbs_for_update(ref._document_path, dict(fields), option)
+        return write.Write.pb(write_pb)
     values, transforms = {}, []
     for name, value in fields.items():
         if value is SERVER_TIMESTAMP:
@@ -79,6 +86,10 @@ def batch_write(
         )
         for status, result in zip(raw.status, raw.write_results, strict=True)
     ]
+
+
+def _special(value: Any) -> bool:
+    return isinstance(value, (Sentinel, *_Transforms))
 
 
 def _value(value: Any) -> Any:
