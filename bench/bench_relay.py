@@ -64,6 +64,12 @@ def downstream(latency_ms: float) -> Iterator[dict[str, Any]]:
         process.wait(timeout=30)
 
 
+@contextmanager
+def emulated() -> Iterator[Settings]:
+    with FirestoreEmulator() as emulator:
+        yield Settings(project_id=PROJECT, emulator_host=emulator.host_port)
+
+
 def relay_config(url: str, concurrency: int, batch_size: int) -> RelayConfig:
     return RelayConfig(
         downstream_url=url,
@@ -337,13 +343,17 @@ def main() -> None:
 
     started = time.time()
     load_before = os.getloadavg()
-    with FirestoreEmulator() as emulator:
-        settings = Settings(project_id=PROJECT, emulator_host=emulator.host_port)
+    # Each part gets an emulator of its own: after the sweep's few hundred thousand writes
+    # the emulator's listeners slowed to a stop (Deadline Exceeded) in one run.
+    with emulated() as settings:
         warm = argparse.Namespace(**{**vars(args), "events": min(args.events, 500)})
         measure("ours", 0, 8, warm, settings)  # warm the emulator's JIT before measuring
         rows = sweep(args, settings)
+    with emulated() as settings:
         follow = follow_latency(args, settings)
+    with emulated() as settings:
         memory = peak_memory(args, settings)
+    with emulated() as settings:
         db = get_db_client(settings)
         items = [{"productId": f"sku-{i}", "quantity": i + 1} for i in range(5)]
         create = compare(db, settings, args.orders, items)
