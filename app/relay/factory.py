@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.errors import ConfigError
+from app.logs import configured_secrets
 from app.relay.config import RelayConfig
 from app.relay.http import HttpPublisher
 from app.relay.publishers import Publisher
@@ -17,10 +18,18 @@ def publisher_for(config: RelayConfig) -> Publisher:
         config.concurrency,
     )
     signer = Signer(config.signing_secrets) if config.signing_secrets else None
+    # A downstream may echo anything back in an error body, and errors become `lastError`:
+    # every secret this process knows is masked there, as in the logs.
+    secrets = [*configured_secrets(), *config.signing_secrets]
     if config.publisher != "fc":
         url = str(config.downstream_url)
         return HttpPublisher(
-            url, connect_timeout=connect, read_timeout=read, pool_size=pool, signer=signer
+            url,
+            connect_timeout=connect,
+            read_timeout=read,
+            pool_size=pool,
+            signer=signer,
+            secrets=secrets,
         )
     try:
         from app.relay.fc import FcPublisher, FcTarget
@@ -39,5 +48,10 @@ def publisher_for(config: RelayConfig) -> Publisher:
         security_token=config.security_token,
     )
     return FcPublisher(
-        target, connect_timeout=connect, read_timeout=read, pool_size=pool, signer=signer
+        target,
+        connect_timeout=connect,
+        read_timeout=read,
+        pool_size=pool,
+        signer=signer,
+        secrets=secrets,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
@@ -58,6 +59,7 @@ class FcPublisher:
         read_timeout: float,
         pool_size: int = 16,
         signer: Signer | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         self._target = target
         self._signer = signer
@@ -72,7 +74,7 @@ class FcPublisher:
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             pool_size=pool_size,
-            secrets=(target.access_key_secret, target.security_token or ""),
+            secrets=(target.access_key_secret, target.security_token or "", *secrets),
         )
 
     def publish(self, delivery: Delivery) -> PublishResult:

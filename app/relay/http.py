@@ -121,8 +121,8 @@ def _describe(exc: urllib3.exceptions.HTTPError) -> str:
 
 class HttpPublisher:
     """POSTs each event to `url` in CloudEvents binary mode, signed by `signer` when given.
-    The URL may carry a token in its path, query or user info: those parts never reach an
-    error message."""
+    The URL may carry a token in its path, query or user info: those parts, and every string
+    in `secrets`, never reach an error message."""
 
     def __init__(
         self,
@@ -132,6 +132,7 @@ class HttpPublisher:
         read_timeout: float,
         pool_size: int = 16,
         signer: Signer | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         self._url = url
         self._signer = signer
@@ -139,7 +140,7 @@ class HttpPublisher:
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,
             pool_size=pool_size,
-            secrets=url_secrets(url),
+            secrets=[*url_secrets(url), *secrets],
         )
 
     def publish(self, delivery: Delivery) -> PublishResult:

@@ -19,7 +19,7 @@ from google.cloud import firestore
 from app.config import Settings
 from app.receiver import Answer, Received, Receiver
 from function_compute.relay_handler import handler
-from tests.helpers import add_orders, relay_environment
+from tests.helpers import add_orders, outbox, relay_environment
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 AK_SECRET = "ak-s3cr3t-Value-0001"
@@ -85,6 +85,10 @@ def test_the_handler_logs_json_lines_without_secrets(
         assert line["level"] == "WARNING" and line["error"].startswith("HTTP 503: 503 for ***")
     for secret in secrets_of(key_info):
         assert secret not in caplog.text
+    stored = [event["lastError"] for event in outbox(db, settings).values()]
+    assert len(stored) == 3 and all("HTTP 503: 503 for ***" in error for error in stored)
+    for secret in secrets_of(key_info):  # nor in Firestore, where operators read lastError
+        assert not any(secret in error for error in stored)
 
 
 def test_the_cli_writes_json_log_lines_to_stderr(
