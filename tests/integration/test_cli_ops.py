@@ -319,13 +319,14 @@ def test_reconcile_reports_each_kind_of_anomaly(
     run: Run, db: firestore.Client, settings: Settings
 ) -> None:
     add_orders(db, settings, 2)  # healthy: an order and its event each
+    # Taken before "lonely" exists: an auto id may sort after it.
+    order_id = next(iter(db.collection(settings.orders_collection).get())).id
     db.collection(settings.orders_collection).document("lonely").set(
         {"customerId": "c", "items": [], "status": "CREATED", "createdAt": utcnow()}
     )
     add_raw_event(db, settings, "orphan", aggregateId="deleted-order")
     add_raw_event(db, settings, "foreign", aggregateType="payment", aggregateId="p-1")
     hour_ago = utcnow() - dt.timedelta(hours=1)
-    order_id = next(iter(db.collection(settings.orders_collection).get())).id
     add_raw_event(
         db,
         settings,
