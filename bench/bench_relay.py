@@ -3,9 +3,10 @@
     python bench/bench_relay.py                      # the full run behind the README's table
     python bench/bench_relay.py --events 200 --concurrency 1,8 --repeats 1   # a quick look
 
-Starts a Firestore emulator and, per run, a downstream process answering after the given
-latency. Every run starts from an empty outbox and a fresh backlog of `--events` due events,
-and counts the Firestore documents read and written on the wire (`app.metering`). Prints a
+Every run gets a Firestore emulator of its own, warmed by a short drain first (an emulator
+slows as it ages, which would favour whichever system ran first), and a downstream process
+answering after the given latency. Every run starts from a fresh backlog of `--events` due
+events, and counts the Firestore documents read and written on the wire (`app.metering`). Prints a
 table, writes `--out`.json and, when matplotlib is installed (`pip install -e '.[bench]'`),
 `--out`.png. Emulator figures: loopback round trips and a local JVM, not production latency.
 """
@@ -92,7 +93,13 @@ def drain_with_relay(db: Any, settings: Settings, config: RelayConfig) -> int:
 
 
 def measure(
-    system: str, latency_ms: float, concurrency: int, args: argparse.Namespace, settings: Settings
+    system: str,
+    latency_ms: float,
+    concurrency: int,
+    args: argparse.Namespace,
+    settings: Settings,
+    *,
+    warm_up: bool = False,
 ) -> dict[str, Any]:
     reset_emulator(str(settings.emulator_host), PROJECT)
     seeder = get_db_client(settings)
@@ -131,8 +138,9 @@ def measure(
         ),
         "rpcs": {k[4:]: v for k, v in ops.items() if k.startswith("rpc:")},
     }
+    label = "warm-up" if warm_up else system
     print(
-        f"  {system:9s} {latency_ms:4g} ms  c={concurrency:<3d} {row['eventsPerSecond']:8.1f} ev/s"
+        f"  {label:9s} {latency_ms:4g} ms  c={concurrency:<3d} {row['eventsPerSecond']:8.1f} ev/s"
         f"  reads/ev {row['readsPerEvent']:.3f}  writes/ev {row['writesPerEvent']:.3f}",
         flush=True,
     )
@@ -154,15 +162,24 @@ def median_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def sweep(args: argparse.Namespace, settings: Settings) -> list[dict[str, Any]]:
+def sweep(args: argparse.Namespace, shared: Settings | None) -> list[dict[str, Any]]:
+    """Every run on an emulator of its own (unless `shared`), warmed first: the emulator
+    slows as it ages, which would favour whichever system runs first."""
+    warm = argparse.Namespace(**{**vars(args), "events": min(args.events, 500)})
+
+    def run(system: str, latency: float, concurrency: int) -> dict[str, Any]:
+        with nullcontext(shared) if shared else emulated() as settings:
+            measure("ours", 0, 8, warm, settings, warm_up=True)  # the emulator's JIT
+            return measure(system, latency, concurrency, args, settings)
+
     rows = []
     for repeat in range(args.repeats):
         print(f"repeat {repeat + 1} of {args.repeats}", flush=True)
-        rows.append(measure("floor", 0, 1, args, settings))
+        rows.append(run("floor", 0, 1))
         for latency in args.latencies:
-            rows.append(measure("reference", latency, 1, args, settings))
+            rows.append(run("reference", latency, 1))
             for concurrency in args.concurrency:
-                rows.append(measure("ours", latency, concurrency, args, settings))
+                rows.append(run("ours", latency, concurrency))
     return median_rows(rows)
 
 
@@ -352,10 +369,7 @@ def main() -> None:
         def part() -> Any:
             return nullcontext(shared) if shared else emulated()
 
-        with part() as settings:
-            warm = argparse.Namespace(**{**vars(args), "events": min(args.events, 500)})
-            measure("ours", 0, 8, warm, settings)  # warm the emulator's JIT before measuring
-            rows = sweep(args, settings)
+        rows = sweep(args, shared)
         with part() as settings:
             follow = follow_latency(args, settings)
         with part() as settings:
