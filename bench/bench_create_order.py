@@ -18,6 +18,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from google.cloud.firestore import SERVER_TIMESTAMP
+from workloads import pending_event
 
 from app.config import Settings, load_settings
 from app.domain import NewOrder
@@ -61,23 +62,10 @@ def raw_commit(db: Any, settings: Settings, items: list[dict[str, Any]]) -> None
             "requestHash": None,
         },
     )
+    payload = {"orderId": order_ref.id, "customerId": "bench-customer", "items": items}
     batch.create(
         db.collection(settings.outbox_collection).document(event_id),
-        {
-            "eventId": event_id,
-            "eventType": "OrderCreated",
-            "aggregateType": "order",
-            "aggregateId": order_ref.id,
-            "payload": {"orderId": order_ref.id, "customerId": "bench-customer", "items": items},
-            "status": "PENDING",
-            "attempts": 0,
-            "createdAt": SERVER_TIMESTAMP,
-            "updatedAt": SERVER_TIMESTAMP,
-            "nextAttemptAt": SERVER_TIMESTAMP,
-            "processingInstanceId": None,
-            "processedAt": None,
-            "lastError": None,
-        },
+        pending_event(event_id, order_ref.id, payload),
     )
     batch.commit()
 

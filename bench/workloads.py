@@ -21,6 +21,25 @@ if TYPE_CHECKING:
 SEED_BATCH = 500  # the most writes one BatchWrite takes
 
 
+def pending_event(event_id: str, order_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """An `OrderCreated` outbox document as `OutboxRepository.add` writes it, due at once."""
+    return {
+        "eventId": event_id,
+        "eventType": "OrderCreated",
+        "aggregateType": "order",
+        "aggregateId": order_id,
+        "payload": payload,
+        "status": "PENDING",
+        "attempts": 0,
+        "createdAt": SERVER_TIMESTAMP,
+        "updatedAt": SERVER_TIMESTAMP,
+        "nextAttemptAt": SERVER_TIMESTAMP,
+        "processingInstanceId": None,
+        "processedAt": None,
+        "lastError": None,
+    }
+
+
 def seed(db: Client, collection: str, count: int) -> None:
     """`count` due PENDING events shaped as `OutboxRepository.add` writes them."""
     outbox = db.collection(collection)
@@ -29,28 +48,12 @@ def seed(db: Client, collection: str, count: int) -> None:
         for n in range(start, min(count, start + SEED_BATCH)):
             event_id = str(uuid.uuid4())
             order_id = f"order-{n}"
-            batch.create(
-                outbox.document(event_id),
-                {
-                    "eventId": event_id,
-                    "eventType": "OrderCreated",
-                    "aggregateType": "order",
-                    "aggregateId": order_id,
-                    "payload": {
-                        "orderId": order_id,
-                        "customerId": f"customer-{n}",
-                        "items": [{"productId": "sku-1", "quantity": 1 + n % 5}],
-                    },
-                    "status": "PENDING",
-                    "attempts": 0,
-                    "createdAt": SERVER_TIMESTAMP,
-                    "updatedAt": SERVER_TIMESTAMP,
-                    "nextAttemptAt": SERVER_TIMESTAMP,
-                    "processingInstanceId": None,
-                    "processedAt": None,
-                    "lastError": None,
-                },
-            )
+            payload = {
+                "orderId": order_id,
+                "customerId": f"customer-{n}",
+                "items": [{"productId": "sku-1", "quantity": 1 + n % 5}],
+            }
+            batch.create(outbox.document(event_id), pending_event(event_id, order_id, payload))
         batch.commit()
 
 
