@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import signal
 from typing import Any
 
+from app.cli.output import wait_until_stopped
 from app.config import Settings
 from app.emulator import FirestoreEmulator
 
@@ -19,8 +19,4 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     with FirestoreEmulator(port=args.port) as emulator:
         print(f"export FIRESTORE_EMULATOR_HOST={emulator.host_port}", flush=True)
-        try:
-            while True:
-                signal.pause()
-        except KeyboardInterrupt:
-            return 0
+        return wait_until_stopped()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -76,3 +77,15 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: in
 
 def warn(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+def wait_until_stopped() -> int:
+    """Block until Ctrl-C or SIGTERM, then return exit code 0. SIGTERM ends the wait like
+    Ctrl-C, so a supervisor's stop unwinds the caller's `with` blocks (an emulator's JVM,
+    a listening socket) instead of killing the process under them."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        return 0

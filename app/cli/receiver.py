@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import signal
 from typing import Any
 
+from app.cli.output import wait_until_stopped
 from app.config import Settings
 from app.firestore_client import get_db_client
 from app.order_counter import OrderCounter, load_receiver_config
@@ -31,12 +31,6 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     config = load_receiver_config(verify_signatures=not args.no_verify)
     counter = OrderCounter(get_db_client(settings), config)
-    # SIGTERM ends it like Ctrl-C, so a supervisor's stop is clean.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
         print(f"listening on {receiver.url}", flush=True)
-        try:
-            while True:
-                signal.pause()
-        except KeyboardInterrupt:
-            return 0
+        return wait_until_stopped()
