@@ -30,7 +30,11 @@ class Delivery:
 class Outcome(enum.Enum):
     DELIVERED = "delivered"
     RETRY = "retry"  # may succeed later: timeout, connection error, 408/425/429/5xx
-    REJECTED = "rejected"  # will never be accepted as it is: any other 4xx
+    REJECTED = "rejected"  # will never be accepted as it is: 400, 409, 413, 415, 422, ...
+    # The channel is broken, not the event (401, 403, 404, 405 from the endpoint, DNS, TLS or
+    # connect failures): the event is handed back without spending an attempt, and a few in a
+    # row stop the run (the relay's circuit breaker).
+    CHANNEL = "channel"
 
 
 @dataclass(frozen=True)
