@@ -25,6 +25,9 @@ class Delivery:
     time: str  # RFC 3339
     body: bytes  # JSON
     attempt: int  # 1 for the first attempt
+    # `time.monotonic()` by which the attempt must be over, answer read or given up: the
+    # relay sets it from its run's budget and the event's lease; None means no bound.
+    deadline: float | None = None
 
 
 class Outcome(enum.Enum):
