@@ -15,6 +15,7 @@ import datetime
 import json
 import logging
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,8 @@ def configure_logging(secrets: Iterable[str] = (), level: str | None = None) -> 
     """Make every handler of the root logger write JSON lines (adding one on stderr if there
     is none): Function Compute's own handler included, so its lines reach Log Service whole."""
     logging.captureWarnings(True)  # other warnings become JSON lines too
+    # A library thread's uncaught exception (a listener's, say) would be a bare traceback.
+    threading.excepthook = _log_thread_exception
     root = logging.getLogger()
     if level is not None:
         root.setLevel(level)
@@ -89,6 +92,23 @@ def configure_logging(secrets: Iterable[str] = (), level: str | None = None) -> 
     formatter = JsonFormatter(secrets)
     for handler in root.handlers:
         handler.setFormatter(formatter)
+
+
+def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return  # as threading's own hook: a thread that exits this way is not an error
+    thread = args.thread.name if args.thread is not None else None
+    logging.getLogger("threading").error(
+        f"uncaught exception in thread {thread}",
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),  # type: ignore[arg-type]
+        extra={
+            "structured": {
+                "event": "thread.exception",
+                "thread": thread,
+                "errorClass": args.exc_type.__name__,
+            }
+        },
+    )
 
 
 def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:

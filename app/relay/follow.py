@@ -1,15 +1,18 @@
 """`Follower`: the relay as a long-running worker that delivers as soon as an event commits.
 
-A Firestore listener keeps the window of the first `WINDOW` `PENDING` events (in
-`nextAttemptAt` order) up to date; the worker leases the due ones straight from the window
-with the same conditional writes as `Relay.run()`, so it can run beside the timer-triggered
-function: whoever writes the lease first delivers, the other is refused.
+A Firestore listener (`app.relay.listener`) keeps the window of the first `WINDOW` `PENDING`
+events (in `nextAttemptAt` order) up to date; the worker leases the due ones straight from
+the window with the same conditional writes as `Relay.run()`, so it can run beside the
+timer-triggered function: whoever writes the lease first delivers, the other is refused.
 
     commit ─▶ listener pushes the window ─▶ lease (if unchanged) ─▶ POST ─▶ settle
 
-Each event costs the one read of entering the window, and an idle worker costs nothing. A
-retry that is not due yet wakes the worker when it is; abandoned leases are looked for every
-`RELAY_FOLLOW_POLL_SECONDS`.
+A listener can fail or stall, so the worker never trusts it alone: every
+`RELAY_FOLLOW_POLL_SECONDS` it re-reads due and abandoned events with the relay's due
+queries (and takes the listener down if the re-read finds an event the window missed); while
+the listener is down it polls every second and resubscribes with backoff. A Firestore error
+takes the listener down too and the worker waits out the same backoff, so an unreachable
+Firestore costs a few calls a minute and no CPU to speak of.
 """
 
 from __future__ import annotations
@@ -27,9 +30,13 @@ from google.api_core import exceptions as google_exceptions
 
 from app.logs import log_event
 from app.relay.core import Pipeline, Relay
+from app.relay.listener import Listener
+from app.relay.watch_internals import watch_failures
 
 if TYPE_CHECKING:
     from google.cloud.firestore import DocumentSnapshot
+
+    from app.relay.reads import DueDocument
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +44,11 @@ logger = logging.getLogger(__name__)
 # small because a listener may send the whole window again after a change (the emulator does
 # after every one), and a larger backlog is drained through the window as it slides.
 WINDOW = 50
+POLL_WHILE_DOWN_SECONDS = 1.0
+# How often a live subscription is looked at (an attribute read, no Firestore call).
+HEALTH_CHECK_SECONDS = 1.0
+_COUNTS = ("processed", "failed", "retried", "leased", "errors")
+_LISTENER_COUNTS = ("listenerDown", "resubscribed", "polls", "rereads")
 
 
 class Follower:
@@ -45,8 +57,6 @@ class Follower:
     def __init__(self, relay: Relay) -> None:
         self._relay = relay
         self._config = relay.config
-        self._window: list[DocumentSnapshot[Any]] = []
-        self._lock = threading.Lock()
         self._changed = threading.Event()
         self._stop = threading.Event()
 
@@ -57,72 +67,98 @@ class Follower:
 
     def run(self, *, instance_id: str | None = None) -> dict[str, Any]:
         """Deliver until `stop()`; return the summary. A Firestore error is logged and the
-        worker starts over after a pause instead of exiting."""
+        worker starts over after the listener's backoff instead of exiting."""
         stop = self._stop
         started = time.monotonic()
         instance = instance_id or uuid.uuid4().hex
         tally: Counter[str] = Counter()
-        while not stop.is_set():
+        size = min(self._config.batch_size, WINDOW)
+        listener = Listener(
+            self._relay.store,
+            size,
+            self._changed.set,
+            first_snapshot_seconds=self._config.firestore_timeout_seconds,
+            tally=tally,
+        )
+        with watch_failures(listener.failed):
             try:
-                self._follow(stop, instance, tally)
-            except google_exceptions.GoogleAPIError as exc:
-                tally["errors"] += 1
-                log_event(
-                    logger,
-                    logging.ERROR,
-                    "relay.firestore_error",
-                    f"relay {instance}: Firestore error, starting over: {exc}",
-                    instanceId=instance,
-                    errorClass=type(exc).__name__,
-                )
-                stop.wait(1.0)
+                while not stop.is_set():
+                    try:
+                        self._follow(listener, instance, tally)
+                    except google_exceptions.GoogleAPIError as exc:
+                        tally["errors"] += 1
+                        log_event(
+                            logger,
+                            logging.ERROR,
+                            "relay.firestore_error",
+                            f"relay {instance}: Firestore error, starting over: {exc}",
+                            instanceId=instance,
+                            errorClass=type(exc).__name__,
+                        )
+                        listener.down("Firestore error", exc)
+                        stop.wait(max(0.0, listener.retry_at - time.monotonic()))
+            finally:
+                listener.close()
         return {
             "status": "ok",
             "stoppedBy": "stop",
+            **{name: tally[name] for name in _COUNTS + _LISTENER_COUNTS},
             **tally,
             "instanceId": instance,
             "durationMs": round((time.monotonic() - started) * 1000),
         }
 
-    def _on_window(self, documents: list[DocumentSnapshot[Any]]) -> None:
-        with self._lock:
-            self._window = documents
-        self._changed.set()
-
-    def _follow(self, stop: threading.Event, instance: str, tally: Counter[str]) -> None:
-        relay, limit = self._relay, self._config.batch_size
-        watch = relay.store.watch_pending(min(limit, WINDOW), self._on_window)
+    def _follow(self, listener: Listener, instance: str, tally: Counter[str]) -> None:
+        relay, config, stop = self._relay, self._config, self._stop
+        limit = config.batch_size
         tried: dict[str, datetime.datetime] = {}  # leased (or lost) at this update time
-        abandoned_checked = -math.inf
-        try:
-            with relay.pipeline(math.inf, instance, tally) as pipeline:
-                while not stop.is_set() and pipeline.settler.error is None:
-                    if not pipeline.in_flight.wait_below(limit, timeout=0.1):
-                        continue  # still two batches in flight: look at stop again
-                    if time.monotonic() - abandoned_checked >= self._config.follow_poll_seconds:
-                        full = self._take_abandoned(pipeline)
-                        abandoned_checked = -math.inf if full else time.monotonic()
-                    self._changed.clear()
-                    with self._lock:
-                        window = self._window
+        next_poll = -math.inf  # at once: what was committed while no one was looking
+        with relay.pipeline(math.inf, instance, tally) as pipeline:
+            while not stop.is_set() and pipeline.settler.error is None:
+                if not pipeline.in_flight.wait_below(limit, timeout=0.1):
+                    continue  # still two batches in flight: look at stop again
+                listener.check()
+                self._changed.clear()
+                resubscribe = not listener.subscribed and time.monotonic() >= listener.retry_at
+                if resubscribe or time.monotonic() >= next_poll:
+                    full = self._poll(pipeline, listener, tried)
+                    interval = config.follow_poll_seconds
+                    if not listener.up:
+                        interval = min(interval, POLL_WHILE_DOWN_SECONDS)
+                    next_poll = -math.inf if full else time.monotonic() + interval
+                if resubscribe:
+                    listener.subscribe()  # Firestore has just answered the poll
+                window = listener.window()
+                if listener.up:
                     tried = {d.id: tried[d.id] for d in window if d.id in tried}
-                    due, wait = _due(window, tried, self._config.follow_poll_seconds)
-                    if due:
-                        tried.update((d.id, d.update_time) for d in due)
-                        relay.deliver(pipeline, due)
-                    else:
-                        self._changed.wait(wait)
-        finally:
-            watch.unsubscribe()  # type: ignore[no-untyped-call]
+                due, wait = _due(window, tried, config.follow_poll_seconds)
+                if due:
+                    tried.update((d.id, d.update_time) for d in due)
+                    relay.deliver(pipeline, due)
+                    continue
+                now = time.monotonic()
+                check_in = HEALTH_CHECK_SECONDS if listener.subscribed else listener.retry_at - now
+                self._changed.wait(max(0.0, min(wait, next_poll - now, check_in)))
 
-    def _take_abandoned(self, pipeline: Pipeline) -> bool:
-        """Deliver events whose lease expired; True if there may be more."""
+    def _poll(self, pipeline: Pipeline, listener: Listener, tried: dict[str, Any]) -> bool:
+        """Deliver abandoned and due events found by query; True if there may be more."""
+        store, config = self._relay.store, self._config
         now = datetime.datetime.now(datetime.timezone.utc)
-        lock = datetime.timedelta(seconds=self._config.lock_timeout_seconds)
-        abandoned = self._relay.store.abandoned(now - lock, self._config.batch_size)
-        if abandoned:
-            self._relay.deliver(pipeline, abandoned)
-        return len(abandoned) == self._config.batch_size
+        lock = datetime.timedelta(seconds=config.lock_timeout_seconds)
+        found: list[DueDocument] = list(store.abandoned(now - lock, config.batch_size))
+        if len(found) < config.batch_size:
+            pending = store.pending(now, config.batch_size - len(found))
+            if listener.up and listener.stale(pending, now):
+                listener.down("stale window")
+            found += pending
+        if not listener.up:
+            listener.polling()
+        pipeline.tally["rereads" if listener.up else "polls"] += 1
+        fresh = [d for d in found if tried.get(d.id) != d.update_time]
+        if fresh:
+            tried.update((d.id, d.update_time) for d in fresh)
+            self._relay.deliver(pipeline, fresh)
+        return len(found) == config.batch_size
 
 
 def _due(

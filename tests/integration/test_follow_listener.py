@@ -1,0 +1,94 @@
+"""Follow mode's listener on the emulator, in process: a stream that ends for good and one
+that stalls without a word. Both failures are injected into the real `Watch` the follower
+subscribed (its gRPC call is cancelled, as a server ending the stream would; its snapshot
+callback is cut off): the client library and the emulator are real throughout."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from google.cloud import firestore
+
+from app.config import Settings
+from app.receiver import Receiver
+from app.relay.follow import Follower
+from tests.helpers import add_orders, make_relay, outbox
+
+
+@contextmanager
+def following(
+    db: firestore.Client, settings: Settings, url: str, **overrides: Any
+) -> Iterator[tuple[list[Any], dict[str, Any]]]:
+    """A follower on a thread; yields the Watch objects it subscribed and, once the block
+    is left, its summary."""
+    relay = make_relay(db, settings, url, **overrides)
+    watches: list[Any] = []
+    subscribe = relay.store.watch_pending
+
+    def recording(limit: int, on_change: Callable[[Any], None]) -> Any:
+        watches.append(subscribe(limit, on_change))
+        return watches[-1]
+
+    relay.store.watch_pending = recording  # type: ignore[method-assign]
+    follower = Follower(relay)
+    summary: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: summary.update(follower.run()))
+    thread.start()
+    try:
+        yield watches, summary
+    finally:
+        follower.stop()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def events(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if getattr(r, "structured", {}).get("event") == name]
+
+
+def test_a_listener_stream_closed_for_good_is_reported_polled_around_and_resubscribed(
+    db: firestore.Client, settings: Settings, receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    # No periodic re-read during the test: only the listener or the outage polling deliver.
+    with following(db, settings, receiver.url, follow_poll_seconds=3600.0) as (watches, summary):
+        [first] = add_orders(db, settings, 1)
+        assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == [first]
+        watches[0]._rpc.call.cancel()  # the stream ends with CANCELLED: Watch does not recover
+        second = set(add_orders(db, settings, 1)) - {first}
+        delivered = receiver.wait_for(2, timeout=20)
+        assert {r.event_id for r in delivered} == {first, *second}, "blind after the stream ended"
+        assert len(watches) >= 2 and watches[-1].is_active
+        for _ in range(100):  # the new subscription's first snapshot
+            if events(caplog, "relay.listener_resubscribed"):
+                break
+            threading.Event().wait(0.1)
+        third = set(add_orders(db, settings, 1)) - {first, *second}
+        delivered = receiver.wait_for(3, timeout=20)  # by the new listener: nothing polls now
+        assert {r.event_id for r in delivered} == {first, *second, *third}
+    [down] = events(caplog, "relay.listener_down")
+    assert down.structured["errorClass"] == "Cancelled"  # type: ignore[attr-defined]
+    assert events(caplog, "relay.listener_polling")
+    assert summary["listenerDown"] == 1 and summary["resubscribed"] == 1
+    assert summary["polls"] >= 1 and summary["processed"] == 3
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+
+
+def test_a_listener_that_stalls_silently_is_covered_by_the_periodic_re_read(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    with following(db, settings, receiver.url, follow_poll_seconds=1.0) as (watches, summary):
+        [first] = add_orders(db, settings, 1)
+        assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == [first]
+        # The stream stays open and healthy-looking; its snapshots just never arrive.
+        watches[0]._snapshot_callback = lambda *_: None
+        later = set(add_orders(db, settings, 2)) - {first}
+        delivered = receiver.wait_for(3, timeout=20)
+        assert {r.event_id for r in delivered} == {first, *later}
+    assert summary["rereads"] >= 1 and summary["processed"] == 3
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}

@@ -1,0 +1,77 @@
+"""Pins what `app.relay.watch_internals` relies on inside google-cloud-firestore and
+google-api-core: a client upgrade that moves any of it fails here, not in production."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from typing import Any
+
+import pytest
+from google.api_core import bidi
+from google.api_core import exceptions as google_exceptions
+from google.cloud.firestore_v1 import watch as watch_module
+
+from app.relay import watch_internals
+
+
+class _RefusedCall:
+    """A stream call that fails at once, as every call does while Firestore is unreachable."""
+
+    def add_done_callback(self, _callback: Any) -> None:
+        return None
+
+    def is_active(self) -> bool:
+        return False
+
+    def cancel(self) -> None:
+        return None
+
+    def __next__(self) -> Any:
+        raise ConnectionRefusedError("connection refused")
+
+
+def test_the_watch_reports_a_stream_that_ended_for_good_from_the_named_thread() -> None:
+    source = inspect.getsource(watch_module.Watch._on_rpc_done)
+    assert "name=_RPC_ERROR_THREAD_NAME" in source and "target=self.close" in source
+    assert "raise reason" in inspect.getsource(watch_module.Watch.close)
+    assert "self._rpc" in inspect.getsource(watch_module.Watch._init_stream)
+
+
+def test_a_stream_failing_in_a_loop_gives_up_after_a_few_reopens() -> None:
+    opened = []
+
+    def start_rpc(_requests: Any, metadata: Any = None) -> _RefusedCall:
+        opened.append(1)
+        return _RefusedCall()
+
+    rpc = bidi.ResumableBidiRpc(start_rpc, should_recover=lambda _exc: True)
+    assert hasattr(rpc, "_reopen_throttle")  # the slot give_up_when_reconnecting_in_a_loop fills
+    watch = type("FakeWatch", (), {"_rpc": rpc})()
+    watch_internals.give_up_when_reconnecting_in_a_loop(watch)  # type: ignore[arg-type]
+    rpc.open()
+    with pytest.raises(google_exceptions.ServiceUnavailable, match="Firestore unreachable"):
+        rpc.recv()
+    assert len(opened) == 1 + watch_internals.REOPENS_ALLOWED
+    assert not rpc.is_active
+
+
+def test_watch_failures_takes_the_watch_thread_errors_and_passes_on_the_rest() -> None:
+    taken: list[BaseException] = []
+    passed: list[str] = []
+    previous = threading.excepthook
+    threading.excepthook = lambda args: passed.append(args.thread.name if args.thread else "")
+
+    def fail() -> None:
+        raise google_exceptions.PermissionDenied("no")  # type: ignore[no-untyped-call]
+
+    try:
+        with watch_internals.watch_failures(taken.append):
+            for name in (watch_internals.FAILURE_THREAD, "some-other-thread"):
+                thread = threading.Thread(target=fail, name=name)
+                thread.start()
+                thread.join()
+    finally:
+        threading.excepthook = previous
+    assert [type(e) for e in taken] == [google_exceptions.PermissionDenied]
+    assert passed == ["some-other-thread"]
