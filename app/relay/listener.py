@@ -72,7 +72,7 @@ class Listener:
         self._snapshot_seen = threading.Event()
         self._failure: BaseException | None = None
         self._failures = 0  # in a row: sets the backoff
-        self._down_since: float | None = time.monotonic()
+        self._down_since: float | None = None  # the current outage began (monotonic)
         self.retry_at = 0.0  # monotonic time of the next subscription attempt
 
     @property
@@ -188,7 +188,7 @@ class Listener:
     def _healthy(self) -> None:
         # Called on the listener's thread: only counters and a log line, nothing blocking.
         down_since, self._down_since = self._down_since, None
-        if down_since is not None and self._tally["listenerDown"]:
+        if down_since is not None:
             self._tally["resubscribed"] += 1
             log_event(
                 logger,

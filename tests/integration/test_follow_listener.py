@@ -63,11 +63,12 @@ def test_a_listener_stream_closed_for_good_is_reported_polled_around_and_resubsc
         second = set(add_orders(db, settings, 1)) - {first}
         delivered = receiver.wait_for(2, timeout=20)
         assert {r.event_id for r in delivered} == {first, *second}, "blind after the stream ended"
-        assert len(watches) >= 2 and watches[-1].is_active
-        for _ in range(100):  # the new subscription's first snapshot
+        for _ in range(200):  # the new subscription's first snapshot
             if events(caplog, "relay.listener_resubscribed"):
                 break
             threading.Event().wait(0.1)
+        assert events(caplog, "relay.listener_resubscribed")
+        assert len(watches) == 2 and watches[-1].is_active
         third = set(add_orders(db, settings, 1)) - {first, *second}
         delivered = receiver.wait_for(3, timeout=20)  # by the new listener: nothing polls now
         assert {r.event_id for r in delivered} == {first, *second, *third}
