@@ -153,6 +153,9 @@ class Follower:
             found += pending
         if not listener.up:
             listener.polling()
+            # No window prunes `tried` while the listener is down: keep what this poll saw.
+            for seen_before in set(tried) - {d.id for d in found}:
+                del tried[seen_before]
         pipeline.tally["rereads" if listener.up else "polls"] += 1
         fresh = [d for d in found if tried.get(d.id) != d.update_time]
         if fresh:

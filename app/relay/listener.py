@@ -41,6 +41,7 @@ RESUBSCRIBE_CAP_SECONDS = 60.0
 # A due event the window should show but does not, this long after its last write, means the
 # listener stalled (a fresh commit may simply not have reached the listener yet).
 STALE_AFTER_SECONDS = 5.0
+ERROR_GRACE_SECONDS = 2.5
 
 
 class Listener:
@@ -69,6 +70,7 @@ class Listener:
         self._rng = rng or random.Random()
         self._watch: Watch | None = None
         self._subscribed_at = 0.0
+        self._inactive_since: float | None = None
         self._snapshot_seen = threading.Event()
         self._failure: BaseException | None = None
         self._failures = 0  # in a row: sets the backoff
@@ -126,7 +128,13 @@ class Listener:
         if watch is None:
             return
         if not watch.is_active:
-            self.down("stream ended")
+            # The error the stream ended with is raised on another thread after the stream
+            # stops and its consumer thread is joined (up to a second): wait for it a little
+            # so the log can name it.
+            now = time.monotonic()
+            self._inactive_since = self._inactive_since or now
+            if self._failure is not None or now - self._inactive_since >= ERROR_GRACE_SECONDS:
+                self.down("stream ended")
         elif (
             not self._snapshot_seen.is_set()
             and time.monotonic() - self._subscribed_at > self._first_snapshot_seconds
@@ -137,6 +145,7 @@ class Listener:
         """Start a new subscription (the old one, if any, is closed first)."""
         self._close()
         self._failure = None
+        self._inactive_since = None
         self._snapshot_seen.clear()
         self._subscribed_at = time.monotonic()
         self._watch = self._store.watch_pending(self.size, self._window_changed)

@@ -47,6 +47,15 @@ def following(
     assert not thread.is_alive()
 
 
+def listening(watches: list[Any]) -> None:
+    """Wait until the first subscription delivered its first snapshot (the listener is up)."""
+    for _ in range(300):
+        if watches and watches[0].has_pushed:
+            return
+        threading.Event().wait(0.1)
+    raise AssertionError("the listener never came up")
+
+
 def events(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogRecord]:
     return [r for r in caplog.records if getattr(r, "structured", {}).get("event") == name]
 
@@ -57,6 +66,7 @@ def test_a_listener_stream_closed_for_good_is_reported_polled_around_and_resubsc
     caplog.set_level(logging.INFO)
     # No periodic re-read during the test: only the listener or the outage polling deliver.
     with following(db, settings, receiver.url, follow_poll_seconds=3600.0) as (watches, summary):
+        listening(watches)
         [first] = add_orders(db, settings, 1)
         assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == [first]
         watches[0]._rpc.call.cancel()  # the stream ends with CANCELLED: Watch does not recover
@@ -84,6 +94,7 @@ def test_a_listener_that_stalls_silently_is_covered_by_the_periodic_re_read(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
     with following(db, settings, receiver.url, follow_poll_seconds=1.0) as (watches, summary):
+        listening(watches)
         [first] = add_orders(db, settings, 1)
         assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == [first]
         # The stream stays open and healthy-looking; its snapshots just never arrive.

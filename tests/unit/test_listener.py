@@ -62,6 +62,7 @@ def test_a_stream_that_ended_takes_the_listener_down_with_doubling_capped_backof
     delays = []
     for _ in range(10):
         store.watches[-1].is_active = False
+        listener.failed(RuntimeError("stream ended"))  # as the Watch's error thread reports
         listener.check()
         assert not listener.subscribed and not listener.up and listener.window() == []
         delays.append(round(listener.retry_at - listener_module.time.monotonic()))
