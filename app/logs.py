@@ -92,6 +92,13 @@ def configure_logging(secrets: Iterable[str] = (), level: str | None = None) -> 
     formatter = JsonFormatter(secrets)
     for handler in root.handlers:
         handler.setFormatter(formatter)
+    # google-api-core cuts the "google" loggers off from the root (propagate=False, so their
+    # warnings print bare through logging.lastResort) when a client is created, unless they
+    # were configured: a level marks them configured and keeps their records in these lines.
+    google = logging.getLogger("google")
+    google.propagate = True
+    if google.level == logging.NOTSET:
+        google.setLevel(root.getEffectiveLevel())
 
 
 def _log_thread_exception(args: threading.ExceptHookArgs) -> None:

@@ -1,14 +1,21 @@
-"""An uncaught exception in any thread (a client library's included) becomes one JSON line."""
+"""A client library's output in a CLI process is JSON lines too: an uncaught exception in
+any thread, and the "google" loggers that google-api-core would detach from the root."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from app.logs import configure_logging
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_an_uncaught_thread_exception_is_one_json_line_with_its_traceback(
@@ -33,3 +40,26 @@ def test_an_uncaught_thread_exception_is_one_json_line_with_its_traceback(
     assert entry["event"] == "thread.exception"
     assert entry["thread"] == "Thread-OnRpcTerminated" and entry["errorClass"] == "RuntimeError"
     assert "Traceback" in entry["exception"] and "s3cret-token" not in json.dumps(entry)
+
+
+def test_a_client_library_warning_stays_a_json_line_after_a_firestore_client_is_made(
+    tmp_path: Path,
+) -> None:
+    # A process of its own: google-api-core configures the "google" loggers once a process.
+    script = (
+        "import logging\n"
+        "from google.auth.credentials import AnonymousCredentials\n"
+        "from google.cloud import firestore\n"
+        "from app.logs import configure_logging\n"
+        "configure_logging(level='INFO')\n"
+        "db = firestore.Client(project='outbox-test', credentials=AnonymousCredentials())\n"
+        "db._firestore_api  # creating the API client initializes google-api-core logging\n"
+        "logging.getLogger('google.api_core.bidi').warning('Background thread did not exit.')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOOGLE_SDK_PYTHON")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    lines = (done.stdout + done.stderr).splitlines()
+    assert [json.loads(line)["message"] for line in lines] == ["Background thread did not exit."]
