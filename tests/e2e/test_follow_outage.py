@@ -25,7 +25,7 @@ from app.emulator import FirestoreEmulator, free_port, reset_emulator
 from app.firestore_client import get_db_client
 from app.receiver import Receiver
 from tests.conftest import PROJECT
-from tests.e2e.test_relay_processes import start_relay
+from tests.e2e.test_relay_processes import OUTBOX
 from tests.helpers import add_orders, outbox, relay_environment
 
 OUTAGE_SECONDS = 6.0
@@ -122,19 +122,45 @@ def cpu_share(pid: int, seconds: float) -> float:
     return (cpu_seconds(pid) - used) / (time.monotonic() - started)
 
 
-def stop_and_read(follower: subprocess.Popen[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """SIGTERM the follower; its summary and every line it printed, each parsed as JSON."""
-    follower.send_signal(signal.SIGTERM)
-    stdout, stderr = follower.communicate(timeout=60)
-    assert follower.returncode == 0, stderr
-    lines = [line for line in (stdout + stderr).splitlines() if line.strip()]
-    not_json = [line for line in lines if not _is_json_object(line)]
-    assert not not_json, not_json[:5]
-    return json.loads(stdout), [json.loads(line) for line in stderr.splitlines() if line]
+class Follower:
+    """`outbox relay --follow` at LOG_LEVEL=INFO, its stderr read line by line as it comes."""
+
+    def __init__(self, variables: dict[str, str], cwd: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "RELAY_"))}
+        env.update(variables, LOG_LEVEL="INFO")
+        command = [OUTBOX, "relay", "--follow"]
+        self.process = subprocess.Popen(
+            command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    def wait_for_event(self, event: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(f'"event":"{event}"' in line for line in self.lines):
+            assert time.monotonic() < deadline, f"no {event} in {self.lines[-5:]}"
+            time.sleep(0.05)
+
+    def stop(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """SIGTERM; the summary and every line printed, each parsed as JSON."""
+        self.process.send_signal(signal.SIGTERM)
+        stdout, _ = self.process.communicate(timeout=60)
+        self._reader.join(timeout=10)
+        assert self.process.returncode == 0, "".join(self.lines[-20:])
+        lines = [line for line in [*stdout.splitlines(), *self.lines] if line.strip()]
+        not_json = [line for line in lines if not _is_json_object(line)]
+        assert not not_json, not_json[:5]
+        return json.loads(stdout), [json.loads(line) for line in self.lines if line.strip()]
 
 
 def wait_until_processed(db: firestore.Client, settings: Settings, count: int) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while sum(e["status"] == "PROCESSED" for e in outbox(db, settings).values()) < count:
         assert time.monotonic() < deadline
         time.sleep(0.05)
@@ -155,23 +181,25 @@ def test_follow_mode_idles_while_firestore_is_unreachable_then_delivers_what_was
         variables = relay_environment(
             settings, receiver.url, FIRESTORE_EMULATOR_HOST=proxy.host_port
         )
-        follower = start_relay(variables, tmp_path, "--follow")
+        follower = Follower(variables, tmp_path)
         try:
             [first] = add_orders(db, settings, 1)
             assert [r.event_id for r in receiver.wait_for(1, timeout=30)] == [first]
             wait_until_processed(db, settings, 1)  # its settle is not part of the outage
             proxy.cut()
             during = set(add_orders(db, settings, 3)) - {first}  # straight to the emulator
-            share = cpu_share(follower.pid, OUTAGE_SECONDS)
+            share = cpu_share(follower.process.pid, OUTAGE_SECONDS)
             print(f"follower CPU while Firestore was unreachable: {share:.1%} of a core")
             proxy.restore()
             delivered = receiver.wait_for(4, timeout=90)
+            wait_until_processed(db, settings, 4)
+            follower.wait_for_event("relay.listener_resubscribed")
         finally:
-            summary, logged = stop_and_read(follower)
+            summary, logged = follower.stop()
     assert share < IDLE_SHARE
     assert {r.event_id for r in delivered} == {first, *during}
     assert summary["listenerDown"] >= 1 and summary["resubscribed"] >= 1
-    assert summary["processed"] == 4
+    assert summary["processed"] == 4, summary
     assert any(entry.get("event") == "relay.listener_down" for entry in logged)
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
 
@@ -181,22 +209,23 @@ def test_follow_mode_idles_through_a_frozen_emulator_and_delivers_after_it_thaws
 ) -> None:
     settings, db = own
     with Receiver() as receiver:
-        follower = start_relay(relay_environment(settings, receiver.url), tmp_path, "--follow")
+        follower = Follower(relay_environment(settings, receiver.url), tmp_path)
         try:
             [first] = add_orders(db, settings, 1)
             assert [r.event_id for r in receiver.wait_for(1, timeout=30)] == [first]
             wait_until_processed(db, settings, 1)
             emulator.pause()
             try:
-                share = cpu_share(follower.pid, OUTAGE_SECONDS)
+                share = cpu_share(follower.process.pid, OUTAGE_SECONDS)
             finally:
                 emulator.resume()
             print(f"follower CPU while the emulator was frozen: {share:.1%} of a core")
             after = set(add_orders(db, settings, 2)) - {first}
             delivered = receiver.wait_for(3, timeout=90)
+            wait_until_processed(db, settings, 3)
         finally:
-            summary, _ = stop_and_read(follower)
+            summary, _ = follower.stop()
     assert share < IDLE_SHARE
     assert {r.event_id for r in delivered} == {first, *after}
-    assert summary["processed"] == 3
+    assert summary["processed"] == 3, summary
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
