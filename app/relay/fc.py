@@ -9,8 +9,9 @@ raises a JSON decoding error instead of `FcError` when an error body is not JSON
 
 An event function sees no HTTP headers, so the payload is the CloudEvent in structured mode:
 `{"specversion", "id", "type", "source", "subject", "time", "datacontenttype", "data"}`,
-with `data` last and, when signing, the signature as the `outboxsignature` attribute
-(`app.signing.verify_structured` checks it). The invocation itself is authenticated by
+with `data` last and, when signing, the Standard Webhooks signature as the `webhookid`,
+`webhooktimestamp` and `webhooksignature` attributes (`app.signed_events.verify_event` checks
+them). The invocation itself is authenticated by
 Function Compute.
 """
 
@@ -26,8 +27,14 @@ import urllib3
 from fc2.auth import Auth
 
 from app.relay.http import USER_AGENT, HttpTransport
-from app.relay.publishers import Delivery, Outcome, PublishResult, classify_status
-from app.signing import SIGNATURE_ATTRIBUTE, Signer
+from app.relay.publishers import (
+    Delivery,
+    Outcome,
+    PublishResult,
+    classify_status,
+    cloudevent_attributes,
+)
+from app.signing import Signature, Signer
 
 API_VERSION = "2016-08-15"
 
@@ -80,7 +87,7 @@ class FcPublisher:
     def publish(self, delivery: Delivery) -> PublishResult:
         signature = None
         if self._signer is not None:
-            signature = self._signer.sign(delivery.event_id, delivery.source, delivery.body)
+            signature = self._signer.sign(cloudevent_attributes(delivery), delivery.body)
         body = structured_cloudevent(delivery, signature)
         headers = {
             "host": self._host,
@@ -100,19 +107,11 @@ class FcPublisher:
         self._transport.close()
 
 
-def structured_cloudevent(delivery: Delivery, signature: str | None = None) -> bytes:
+def structured_cloudevent(delivery: Delivery, signature: Signature | None = None) -> bytes:
     """The delivery as one CloudEvents 1.0 JSON document, its data spliced in unparsed, last."""
-    envelope: dict[str, str] = {
-        "specversion": "1.0",
-        "id": delivery.event_id,
-        "type": delivery.event_type,
-        "source": delivery.source,
-        "subject": delivery.subject,
-        "time": delivery.time,
-        "datacontenttype": "application/json",
-    }
+    envelope = cloudevent_attributes(delivery)
     if signature is not None:
-        envelope[SIGNATURE_ATTRIBUTE] = signature
+        envelope.update(signature.attributes())
     head = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))[:-1]
     return head.encode() + b',"data":' + delivery.body + b"}"
 

@@ -16,10 +16,11 @@ from app.relay.publishers import (
     PublishResult,
     bounded_error,
     classify_status,
+    cloudevent_attributes,
     cloudevent_headers,
     parse_retry_after,
 )
-from app.signing import SIGNATURE_HEADER, Signer
+from app.signing import Signer
 
 USER_AGENT = "firestore-outbox-relay/0.1"
 
@@ -145,10 +146,9 @@ class HttpPublisher:
 
     def publish(self, delivery: Delivery) -> PublishResult:
         headers = {"User-Agent": USER_AGENT, **cloudevent_headers(delivery)}
-        if self._signer is not None:
-            headers[SIGNATURE_HEADER] = self._signer.sign(
-                delivery.event_id, delivery.source, delivery.body
-            )
+        if self._signer is not None:  # signs the attribute values, not their header forms
+            signature = self._signer.sign(cloudevent_attributes(delivery), delivery.body)
+            headers.update(signature.headers())
         return self._transport.post(self._url, delivery.body, headers)
 
     def close(self) -> None:

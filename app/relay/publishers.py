@@ -57,6 +57,19 @@ class Publisher(Protocol):
         ...
 
 
+def cloudevent_attributes(delivery: Delivery) -> dict[str, str]:
+    """The CloudEvents attributes of a delivery, as values (what `app.signing` signs)."""
+    return {
+        "specversion": "1.0",
+        "id": delivery.event_id,
+        "type": delivery.event_type,
+        "source": delivery.source,
+        "subject": delivery.subject,
+        "time": delivery.time,
+        "datacontenttype": "application/json",
+    }
+
+
 def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
     """CloudEvents 1.0 HTTP binary mode, plus `Idempotency-Key`."""
     return {
