@@ -83,15 +83,18 @@ class Watchdog:
 
     def __init__(self) -> None:
         self._deadlines: dict[socket.socket, float] = {}
+        self._wakes_at = float("inf")  # when the thread next looks
         self._changed = threading.Condition()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="request-watchdog", daemon=True)
         self._thread.start()
 
     def arm(self, connection: socket.socket, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
         with self._changed:
-            self._deadlines[connection] = time.monotonic() + seconds
-            self._changed.notify()
+            self._deadlines[connection] = deadline
+            if deadline < self._wakes_at:  # else it looks in time: no wake-up per request
+                self._changed.notify()
 
     def disarm(self, connection: socket.socket) -> None:
         with self._changed:
@@ -113,5 +116,5 @@ class Watchdog:
                         # Wakes the handler's blocked read with end-of-file; OSError: closed.
                         with contextlib.suppress(OSError):
                             connection.shutdown(socket.SHUT_RDWR)
-                nearest = min(self._deadlines.values(), default=now + 60)
-                self._changed.wait(max(0.0, nearest - now))
+                self._wakes_at = min(self._deadlines.values(), default=now + 60)
+                self._changed.wait(max(0.0, self._wakes_at - now))
