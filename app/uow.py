@@ -109,18 +109,20 @@ class FirestoreUnitOfWork:
         data: Mapping[str, Any],
         *,
         idempotency_field: str | None = None,
+        headroom: int = 0,
     ) -> None:
         """Queue a create, which fails the whole batch if the document exists.
 
         With `idempotency_field`, an existing document whose field holds the same value counts
         as this very write done before: if every such create in the batch is found that way,
         the commit writes nothing and reports `replayed`; a different value raises
-        `IdempotencyConflict`. The document gets a `commitToken` field.
+        `IdempotencyConflict`. `headroom` bytes are kept free under the 1 MiB limit for fields
+        written later (`DocumentTooLarge` otherwise). The document gets a `commitToken` field.
         """
         if COMMIT_TOKEN_FIELD in data:
             raise InvalidInput(f"{COMMIT_TOKEN_FIELD} is written by the unit of work, not by you")
         fields = {**data, COMMIT_TOKEN_FIELD: self._token}
-        self._add(Write("create", ref, fields, False, idempotency_field))
+        self._add(Write("create", ref, fields, False, idempotency_field), headroom)
 
     def add_set(self, ref: DocumentReference, data: Mapping[str, Any], merge: bool = False) -> None:
         self._add(Write("set", ref, dict(data), merge))
@@ -190,14 +192,20 @@ class FirestoreUnitOfWork:
                 raise InvalidInput(f"cannot write {write.ref.path}: {exc}") from exc
         return batch
 
-    def _add(self, write: Write) -> None:
+    def _add(self, write: Write, headroom: int = 0) -> None:
         self._ensure_open()
         if write.op != "delete":
-            size = document_size(write.ref.path, write.data)
-            if size > MAX_DOCUMENT_BYTES:
+            try:
+                size = document_size(write.ref.path, write.data)
+            except UnicodeEncodeError as exc:  # Firestore stores text as UTF-8
+                raise InvalidInput(
+                    f"document {write.ref.path} holds a lone surrogate, which UTF-8 cannot carry"
+                ) from exc
+            if size + headroom > MAX_DOCUMENT_BYTES:
+                kept = f" plus a headroom of {headroom} for fields added later" if headroom else ""
                 raise DocumentTooLarge(
-                    f"document {write.ref.path} would be {size} bytes; Firestore's limit is "
-                    f"{MAX_DOCUMENT_BYTES}"
+                    f"document {write.ref.path} would be {size} bytes{kept}; Firestore's "
+                    f"limit is {MAX_DOCUMENT_BYTES}"
                 )
         if len(self._writes) >= self._max_writes:
             raise BatchTooLarge(f"a unit of work holds at most {self._max_writes} writes")
