@@ -13,7 +13,7 @@ on the happy path: no read, one Commit. When the commit raises, the timeline dec
                                                          a create lands at most once, so the
                                                          two sends cannot both land
         read back fails too                           -> CommitOutcomeUnknown
-    Firestore answers and refuses (invalid, denied)   -> CommitFailed: nothing written
+    Firestore answers and refuses (invalid, denied)   -> CommitFailed: nothing written, no read
     ALREADY_EXISTS and the token is not there         -> another write's document: an
                                                          idempotent replay, an
                                                          IdempotencyConflict, or
@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference, WriteBatch
 
 COMMIT_TOKEN_FIELD = "commitToken"
-# Errors that are Firestore refusing this request as it is: it was not applied, and a retry
-# of an attempt that had landed cannot produce them (the retried request is the same).
+# Firestore refusing the request as it is: not applied. Only ALREADY_EXISTS can also be the
+# answer to a retry of an attempt that landed (its creates are there now), so only it is read
+# back; the others answer the request itself and raise CommitFailed at once.
 _REFUSALS = (
     google_exceptions.InvalidArgument,
     google_exceptions.FailedPrecondition,
@@ -96,26 +97,24 @@ def after_failed_commit(
     db: Client, writes: Sequence[Write], token: str, exc: google_exceptions.GoogleAPIError
 ) -> Landing:
     """Find out what the commit that raised `exc` did; raise when it wrote nothing for sure."""
+    already_exists = isinstance(exc, google_exceptions.AlreadyExists)
+    if isinstance(exc, _REFUSALS) and not already_exists:
+        raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
     creates = [w for w in writes if w.op == "create"]
-    refused = isinstance(exc, _REFUSALS)
     if not creates:
-        if refused:
-            raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
         raise CommitOutcomeUnknown(
             f"Firestore did not say whether the batch committed ({exc}), and a batch that "
             "creates no document carries no commit token to look for",
             paths=[],
             token=token,
         ) from exc
-    snapshots = _read_back(db, creates, token, exc)
-    if any(fields.get(COMMIT_TOKEN_FIELD) == token for fields in snapshots.values()):
+    stored = _read_back(db, creates, token, exc)
+    if any(fields.get(COMMIT_TOKEN_FIELD) == token for fields in stored.values()):
         return Landing.LANDED
     if isinstance(exc, google_exceptions.AlreadyExists):
-        if _is_replay(creates, snapshots):
+        if _is_replay(creates, stored):
             return Landing.REPLAYED
         raise DocumentAlreadyExists(f"Firestore rejected the batch: {exc.message}") from exc
-    if refused:
-        raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
     return Landing.NOT_LANDED
 
 

@@ -136,6 +136,7 @@ def test_a_refusal_becomes_commit_failed_and_closes_the_unit(db: FakeDb) -> None
     with pytest.raises(CommitFailed, match="missing role") as raised:
         uow.commit()
     assert isinstance(raised.value.__cause__, PermissionDenied)
+    assert db.get_all_calls == 0  # an answer that refuses needs no read-back
     with pytest.raises(UnitOfWorkClosed, match="failed"):
         uow.commit()
 
