@@ -158,7 +158,7 @@ class Inbox:
             if snapshot.exists:  # an update keeps createdAt and an earlier attempt's lastError
                 transaction.update(ref, fields)
             else:
-                transaction.create(ref, fields)
+                transaction.set(ref, fields)
             return Result(Verdict.APPLIED, value, attempts)
 
         give_up_at = time.monotonic() + _CONTENTION_BUDGET_SECONDS
