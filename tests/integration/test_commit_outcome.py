@@ -85,6 +85,20 @@ def test_when_the_batch_cannot_be_read_back_the_outcome_is_unknown_not_failed(
     assert ids(db, "outbox") == [event_id]  # it did land: "nothing written" would be a lie
 
 
+def test_a_batch_sent_twice_without_an_answer_is_unknown_and_not_sent_again(
+    db: firestore.Client, settings: Settings
+) -> None:
+    client, faults = faulty_client(settings)
+    faults.fail("Commit", grpc.StatusCode.DEADLINE_EXCEEDED, times=3)
+    uow = FirestoreUnitOfWork(client, settings)
+    uow.outbox.add({**EVENT, "payload": {}}, uow)
+
+    with pytest.raises(CommitOutcomeUnknown):
+        uow.commit()
+
+    assert faults.injected == 2  # the first send and one more, no third
+
+
 def test_a_batch_without_creates_has_no_marker_so_a_lost_answer_is_unknown(
     db: firestore.Client, settings: Settings
 ) -> None:
