@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 REDACTED = "***"
 # Shorter values (a query value `1`, a path `/`) are not secrets worth destroying text for.
@@ -53,15 +53,19 @@ def _character(c: str) -> str:
 
 def url_secrets(url: str) -> list[str]:
     """The parts of `url` that may carry a credential, each to be masked on its own: the
-    URL, its request target, its path, each query value, and the user info (as sent in an
-    HTTP Basic `Authorization` header too). Their other spellings are `Masker`'s job."""
+    URL, its request target, its path and each path segment of 16 characters or more, its
+    query and each query value, and the user info (also as the HTTP Basic `Authorization`
+    token it is sent as). Their other spellings are `Masker`'s job."""
     try:
         parts = urlsplit(url)
     except ValueError:  # not a URL at all: the whole value is all we can mask
         return [url]
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     secrets = [url, target, parts.path, parts.query]
-    secrets += [value for _, value in parse_qsl(parts.query, keep_blank_values=True)]
+    # A long path segment is a token more often than a word (`/hooks/<token>`).
+    secrets += [segment for segment in parts.path.split("/") if len(segment) >= 16]
+    # Each value as written (its decoded and re-escaped forms are `Masker`'s job).
+    secrets += [pair.partition("=")[2] for pair in parts.query.split("&")]
     userinfo = parts.netloc.rpartition("@")[0]
     if userinfo:
         secrets += [f"{userinfo}@", userinfo, *userinfo.split(":", 1)]
