@@ -21,7 +21,8 @@ from typing import Any
 
 from app.config import env_reader
 from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
-from app.masking import Masker, url_secrets
+from app.masking import Masker
+from app.urls import url_secrets
 
 # Variables whose values are secrets wherever they turn up (the downstream URL's
 # credential-bearing parts are added by `configured_secrets`).

@@ -6,12 +6,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.signing import parse_secrets
+from app.urls import url_problem
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -189,31 +189,11 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
 
 
 def _check_url(variable: str, url: str) -> None:
-    """Refuse what would crash or mislead the publisher later; the message names `variable`
-    and the problem, never the URL, whose path, query or user info may hold a token."""
-    problem = _url_problem(url)
+    # The message names the problem, never the URL: its path, query or user info may hold a
+    # token.
+    problem = url_problem(url)
     if problem:
         raise ConfigError(f"{variable} must be a usable http:// or https:// URL: {problem}")
-
-
-def _url_problem(url: str) -> str | None:
-    if any(c.isspace() or not c.isprintable() for c in url):
-        return "it holds spaces or control characters (percent-encode them)"
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # urlsplit's only complaint: "Invalid IPv6 URL"
-        return "a bracketed IPv6 host is not closed with ]"
-    if parts.scheme.lower() not in ("http", "https"):
-        return "another scheme or none"
-    if not parts.hostname:
-        return "it has no host"
-    try:
-        port = parts.port
-    except ValueError:
-        return "its port is not a number from 1 to 65535"
-    if port == 0:
-        return "its port is not a number from 1 to 65535"
-    return None
 
 
 def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:

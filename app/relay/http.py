@@ -6,12 +6,12 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import certifi
 import urllib3
 
-from app.masking import Masker, basic_credentials, url_secrets
+from app.masking import Masker
 from app.relay.answers import MAX_ANSWER_BYTES, Answer, read_answer
 from app.relay.publishers import (
     Delivery,
@@ -24,6 +24,7 @@ from app.relay.publishers import (
 )
 from app.relay.wire import POOL_CLASSES, attempt_deadline
 from app.signing import SIGNATURE_HEADER, Signer
+from app.urls import split_credentials, url_secrets
 
 __all__ = ["MAX_ANSWER_BYTES", "HttpPublisher", "HttpTransport", "url_secrets"]
 
@@ -173,7 +174,7 @@ class HttpPublisher:
         signer: Signer | None = None,
         secrets: Iterable[str] = (),
     ) -> None:
-        self._url, self._authorization = _split_credentials(url)
+        self._url, self._authorization = split_credentials(url)
         self._signer = signer
         self._transport = HttpTransport(
             connect_timeout=connect_timeout,
@@ -195,17 +196,6 @@ class HttpPublisher:
     def close(self) -> None:
         """Close the pooled connections."""
         self._transport.close()
-
-
-def _split_credentials(url: str) -> tuple[str, str | None]:
-    """`url` without its user info, and that user info as a Basic `Authorization` value."""
-    parts = urlsplit(url)
-    userinfo, _, host = parts.netloc.rpartition("@")
-    if not userinfo:
-        return url, None
-    user, _, password = userinfo.partition(":")
-    bare = urlunsplit(parts._replace(netloc=host))
-    return bare, "Basic " + basic_credentials(unquote(user), unquote(password))
 
 
 def _by_status(answer: Answer) -> Outcome:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app.masking import Masker, url_secrets
+from app.masking import Masker
+from app.urls import url_secrets
 
 
 def test_every_spelling_of_a_secret_is_masked() -> None:
