@@ -78,11 +78,14 @@ def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
 # The CloudEvents HTTP binding (1.0, section 3.1.3.2): printable ASCII travels as itself,
 # except space, `"` and `%`; everything else as `%XX` of its UTF-8 bytes.
 _HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in ' "%')
+_NEEDS_ENCODING = re.compile(r'[^\x21-\x7e]|["%]')
 
 
 def header_value(value: str) -> str:
     """`value` percent-encoded as the CloudEvents HTTP binding says (a no-op for the usual
     ids and types): a control or non-Latin-1 character would break the request."""
+    if not _NEEDS_ENCODING.search(value):
+        return value  # the usual case, and the cheap one
     # surrogatepass: a lone surrogate cannot be stored by Firestore, but must not crash here.
     return quote(value.encode("utf-8", "surrogatepass"), safe=_HEADER_SAFE)
 

@@ -85,14 +85,22 @@ class _DeadlineReader(io.RawIOBase):
         super().close()
 
 
+class _DeadlineSocket:
+    """What `HTTPResponse.__init__` asks of its socket (`makefile("rb")`), answered with a
+    reader under the attempt deadline (so no plain reader is made only to be dropped)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock))
+
+
 class _Response(http.client.HTTPResponse):
     """An answer read under the attempt deadline, interim 1xx answers skipped."""
 
     def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
-        super().__init__(sock, *args, **kwargs)
-        plain = self.fp
-        self.fp = io.BufferedReader(_DeadlineReader(sock))
-        plain.close()  # nothing was read through it yet
+        super().__init__(_DeadlineSocket(sock), *args, **kwargs)  # type: ignore[arg-type]
 
     def _read_status(self) -> tuple[str, int, str]:
         while True:
