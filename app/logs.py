@@ -21,7 +21,7 @@ from typing import Any
 
 from app.config import env_reader
 from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
-from app.masking import Masker
+from app.masking import masker
 from app.urls import url_secrets
 
 # Variables whose values are secrets wherever they turn up (the downstream URL's
@@ -58,10 +58,7 @@ class JsonFormatter(logging.Formatter):
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
-        secrets = [s for s in secrets if s]
-        # Also as the secret appears inside a JSON string, escapes and all.
-        escaped = [json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets]
-        self._mask = Masker([*secrets, *escaped])
+        self._mask = masker(secrets)  # JSON's escapes included: it masks the finished line
 
     def format(self, record: logging.LogRecord) -> str:
         moment = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import certifi
 import urllib3
 
-from app.masking import Masker
+from app.masking import masker
 from app.relay.answers import MAX_ANSWER_BYTES, Answer, read_answer
 from app.relay.publishers import (
     Delivery,
@@ -64,7 +64,7 @@ class HttpTransport:
         self._direct = self._pooled(urllib3.PoolManager(**self._options))
         self._proxied: dict[str, urllib3.ProxyManager] = {}
         self._managers: dict[tuple[str, str], urllib3.PoolManager] = {}
-        self._mask = Masker(secrets)
+        self._mask = masker(secrets)
 
     def post(
         self,

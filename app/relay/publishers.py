@@ -12,7 +12,7 @@ from typing import Protocol
 from urllib.parse import quote
 
 from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
-from app.masking import Masker
+from app.masking import Masker, masker
 
 MAX_ERROR_LENGTH = 500
 
@@ -139,7 +139,7 @@ def error_class(result: PublishResult) -> str:
 def bounded_error(text: str, secrets: Iterable[str] | Masker = ()) -> str:
     """One line of at most `MAX_ERROR_LENGTH` characters with every secret, in every
     spelling (`app.masking.Masker`), replaced."""
-    mask = secrets if isinstance(secrets, Masker) else Masker(secrets)
+    mask = secrets if isinstance(secrets, Masker) else masker(secrets)
     text = mask(text)
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) > MAX_ERROR_LENGTH:

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
-from app.masking import Masker
+from app.masking import Masker, masker
 from app.urls import url_secrets
 
 
 def test_every_spelling_of_a_secret_is_masked() -> None:
     mask = Masker(["ab%2fcd ef"])
-    for text in ("ab%2fcd ef", "ab/cd ef", "ab%2Fcd+ef", "%61b/cd%20ef", "ab%2fcd%20ef"):
+    for text in (
+        "ab%2fcd ef",
+        "ab/cd ef",
+        "ab%2Fcd+ef",
+        "ab%2Fcd%20ef",
+        "ab%2fcd%20ef",
+        "ab/cd%20ef",
+    ):
         assert mask(f"<{text}>") == "<***>", text
     assert mask("ab-cd ef and abcdef") == "ab-cd ef and abcdef"
+
+
+def test_a_secret_is_found_as_repr_and_json_write_it() -> None:
+    mask = Masker(['k"e\\y\n1'])
+    assert mask(repr('k"e\\y\n1')) == "'***'"
+    assert mask('{"v":"k\\"e\\\\y\\n1"}') == '{"v":"***"}'
+
+
+def test_the_masker_for_a_set_of_secrets_is_built_once() -> None:
+    assert masker(["s3cr3t-a", "s3cr3t-b"]) is masker(("s3cr3t-a", "s3cr3t-b"))
 
 
 def test_short_values_are_not_taken_for_secrets() -> None:
