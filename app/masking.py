@@ -20,6 +20,7 @@ REDACTED = "***"
 # Shorter values (a query value `1`, a path `/`) are not secrets worth destroying text for.
 MIN_SECRET_LENGTH = 4
 _ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
+_MAX_URL_PART = 512
 
 
 class Masker:
@@ -56,10 +57,14 @@ def _masker(secrets: tuple[str, ...]) -> Masker:
 
 def spellings(secret: str) -> set[str]:
     """The forms `secret` may take in an error message or a log line."""
-    forms = {secret, _escapes_in(secret, True), _escapes_in(secret, False)}
-    for decoded in {unquote(secret), unquote_plus(secret)}:
-        for escaped in (quote(decoded, safe="/"), quote(decoded, safe=""), quote_plus(decoded)):
-            forms |= {decoded, escaped, _escapes_in(escaped, False)}
+    forms = {secret}
+    # URL spellings for what may be part of a URL; a longer secret is a key, never escaped
+    # (and its escaped spellings would make the pattern many times larger).
+    if len(secret) <= _MAX_URL_PART:
+        forms |= {_escapes_in(secret, True), _escapes_in(secret, False)}
+        for decoded in {unquote(secret), unquote_plus(secret)}:
+            for escaped in (quote(decoded, "/"), quote(decoded, ""), quote_plus(decoded)):
+                forms |= {decoded, escaped, _escapes_in(escaped, False)}
     quoted = {repr(form)[1:-1] for form in forms}
     in_json = {json.dumps(form, ensure_ascii=False)[1:-1] for form in forms | quoted}
     return {form for form in forms | quoted | in_json if len(form) >= MIN_SECRET_LENGTH}
