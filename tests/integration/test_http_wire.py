@@ -98,26 +98,47 @@ def test_a_trickled_body_cannot_stretch_an_attempt_past_its_deadline() -> None:
     assert error.startswith("timeout: deadline")
 
 
-def test_a_huge_answer_is_cut_at_the_cap_and_its_connection_dropped() -> None:
-    body_size = 256 * 1024 * 1024
+HUGE = 256 * 1024 * 1024
+
+
+def _huge_answer(status: int) -> Callable[[Connection], None]:
+    """Answer `status` with a 256 MiB body, sent as fast as the client reads it."""
 
     def script(connection: Connection) -> None:
         if connection.request() is None:
             return
-        connection.send(f"HTTP/1.1 503 Busy\r\nContent-Length: {body_size}\r\n\r\n".encode())
+        connection.send(f"HTTP/1.1 {status} Big\r\nContent-Length: {HUGE}\r\n\r\n".encode())
         block = b"y" * (1024 * 1024)
-        for _ in range(body_size // len(block)):
+        for _ in range(HUGE // len(block)):
             connection.send(block)
 
-    with RawServer(script) as server:
+    return script
+
+
+def _bytes_taken(server: RawServer) -> int:
+    time.sleep(0.2)  # let the server's last send fail once the client is gone
+    return server.bytes_sent
+
+
+def test_a_huge_answer_is_cut_at_the_cap_and_its_connection_dropped() -> None:
+    with RawServer(_huge_answer(503)) as server:
         http = publisher(server.url)
         result = http.publish(delivery())
         http.close()
-        time.sleep(0.2)  # let the server's last send fail once the client is gone
-        sent = server.bytes_sent
+        sent = _bytes_taken(server)
     assert result.outcome is Outcome.RETRY and result.error == "HTTP 503: " + "y" * 200
     # What the kernel buffers on loopback (a few MB) is all that left the server.
-    assert sent < 32 * 1024 * 1024, f"{sent} bytes read of a {body_size}-byte answer"
+    assert sent < 32 * 1024 * 1024, f"{sent} bytes read of a {HUGE}-byte answer"
+
+
+def test_without_a_deadline_the_transports_own_bound_ends_the_attempt() -> None:
+    headers = b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 400 + b"\r\n\r\n"
+    with RawServer(lambda c: [c.request(), trickle(c, headers, 0.05, limit=8)]) as server:
+        started = time.monotonic()
+        result = publisher(server.url, read_timeout=1.0).publish(delivery())
+        took = time.monotonic() - started
+    assert took < 1.0 + 1.0 + 1.0, f"the attempt took {took:.1f} s"  # connect + read + slack
+    assert (result.error or "").startswith("timeout: deadline")
 
 
 _MEASURE = """
@@ -182,3 +203,18 @@ def test_the_function_compute_publisher_keeps_the_same_deadline() -> None:
         took = time.monotonic() - started
     assert took < 1.5 + 1.0, f"the attempt took {took:.1f} s"
     assert result.outcome is Outcome.RETRY and (result.error or "").startswith("timeout: deadline")
+
+
+def test_the_function_compute_publisher_keeps_the_same_cap() -> None:
+    with RawServer(_huge_answer(500)) as server:
+        target = FcTarget(
+            endpoint=f"http://127.0.0.1:{server.port}",
+            service="s",
+            function="f",
+            access_key_id="AKID",
+            access_key_secret="fc-s3cret-key",
+        )
+        result = FcPublisher(target, connect_timeout=1.0, read_timeout=5.0).publish(delivery())
+        sent = _bytes_taken(server)
+    assert result.outcome is Outcome.RETRY and (result.error or "").startswith("HTTP 500: yyy")
+    assert sent < 32 * 1024 * 1024, f"{sent} bytes read of a {HUGE}-byte answer"
