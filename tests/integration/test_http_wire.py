@@ -188,16 +188,20 @@ def test_a_small_error_body_is_read_whole_and_the_connection_reused() -> None:
     assert server.accepted == 1
 
 
+def fc_publisher(server: RawServer, read_timeout: float) -> FcPublisher:
+    target = FcTarget(
+        endpoint=f"http://127.0.0.1:{server.port}",
+        service="s",
+        function="f",
+        access_key_id="AKID",
+        access_key_secret="fc-s3cret-key",
+    )
+    return FcPublisher(target, connect_timeout=1.0, read_timeout=read_timeout)
+
+
 def test_the_function_compute_publisher_keeps_the_same_deadline() -> None:
     with RawServer(_trickled_body(202)) as server:
-        target = FcTarget(
-            endpoint=f"http://127.0.0.1:{server.port}",
-            service="s",
-            function="f",
-            access_key_id="AKID",
-            access_key_secret="fc-s3cret-key",
-        )
-        fc = FcPublisher(target, connect_timeout=1.0, read_timeout=1.0)
+        fc = fc_publisher(server, read_timeout=1.0)
         started = time.monotonic()
         result = fc.publish(delivery(deadline=started + 1.5))
         took = time.monotonic() - started
@@ -207,14 +211,7 @@ def test_the_function_compute_publisher_keeps_the_same_deadline() -> None:
 
 def test_the_function_compute_publisher_keeps_the_same_cap() -> None:
     with RawServer(_huge_answer(500)) as server:
-        target = FcTarget(
-            endpoint=f"http://127.0.0.1:{server.port}",
-            service="s",
-            function="f",
-            access_key_id="AKID",
-            access_key_secret="fc-s3cret-key",
-        )
-        result = FcPublisher(target, connect_timeout=1.0, read_timeout=5.0).publish(delivery())
+        result = fc_publisher(server, read_timeout=5.0).publish(delivery())
         sent = _bytes_taken(server)
     assert result.outcome is Outcome.RETRY and (result.error or "").startswith("HTTP 500: yyy")
     assert sent < 32 * 1024 * 1024, f"{sent} bytes read of a {HUGE}-byte answer"
