@@ -8,7 +8,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
 
 
 class Request:
@@ -117,12 +116,7 @@ class RawServer:
     def __enter__(self) -> RawServer:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._stopped = True
         self._listener.close()
 
