@@ -6,12 +6,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.signing import parse_secrets
+from app.urls import url_problem
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -189,9 +189,11 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
 
 
 def _check_url(variable: str, url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{variable} must be an http:// or https:// URL")
+    # The message names the problem, never the URL: its path, query or user info may hold a
+    # token.
+    problem = url_problem(url)
+    if problem:
+        raise ConfigError(f"{variable} must be a usable http:// or https:// URL: {problem}")
 
 
 def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:

@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-import urllib3
 from fc2.auth import Auth
 
+from app.relay.answers import Answer
 from app.relay.http import USER_AGENT, HttpTransport
 from app.relay.publishers import (
     Delivery,
@@ -33,6 +33,7 @@ from app.relay.publishers import (
     PublishResult,
     classify_status,
     cloudevent_attributes,
+    header_value,
 )
 from app.signing import Signature, Signer
 
@@ -96,14 +97,17 @@ class FcPublisher:
             "content-length": str(len(body)),
             "user-agent": USER_AGENT,
             "x-fc-invocation-type": "Async" if self._target.asynchronous else "Sync",
-            "x-fc-trace-id": delivery.event_id,
+            "x-fc-trace-id": header_value(delivery.event_id),
         }
         if self._target.security_token:
             headers["x-fc-security-token"] = self._target.security_token
         headers["authorization"] = self._auth.sign_request("POST", self._path, headers)
-        return self._transport.post(self._url, body, headers, outcome_of=_outcome)
+        return self._transport.post(
+            self._url, body, headers, deadline=delivery.deadline, outcome_of=_outcome
+        )
 
     def close(self) -> None:
+        """Close the pooled connections."""
         self._transport.close()
 
 
@@ -116,8 +120,39 @@ def structured_cloudevent(delivery: Delivery, signature: Signature | None = None
     return head.encode() + b',"data":' + delivery.body + b"}"
 
 
-def _outcome(response: urllib3.BaseHTTPResponse) -> Outcome:
-    outcome = classify_status(response.status)
-    if outcome is Outcome.DELIVERED and response.headers.get("X-Fc-Error-Type"):
+# Function Compute's error codes that say the invocation cannot work however often it is tried
+# (credentials, permission, a function or version that is not there), whatever the status.
+_CHANNEL_ERRORS = frozenset(
+    {
+        "AccessDenied",
+        "InvalidAccessKeyId",
+        "SignatureNotMatch",
+        "InvalidSecurityToken",
+        "SecurityTokenExpired",
+        "RequestTimeTooSkewed",
+        "ServiceNotFound",
+        "FunctionNotFound",
+        "AliasNotFound",
+        "VersionNotFound",
+        "QualifierNotFound",
+    }
+)
+
+
+def _outcome(answer: Answer) -> Outcome:
+    outcome = classify_status(answer.status)
+    if outcome is Outcome.DELIVERED and answer.headers.get("X-Fc-Error-Type"):
         return Outcome.RETRY  # the function ran and failed
+    if outcome is not Outcome.DELIVERED and _error_code(answer.excerpt) in _CHANNEL_ERRORS:
+        return Outcome.CHANNEL
     return outcome
+
+
+def _error_code(excerpt: str) -> str | None:
+    """`ErrorCode` of an FC error body (`{"ErrorCode": ..., "ErrorMessage": ...}`)."""
+    try:
+        body = json.loads(excerpt)
+    except ValueError:
+        return None
+    code = body.get("ErrorCode") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None

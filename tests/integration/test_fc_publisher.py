@@ -88,8 +88,9 @@ def test_a_qualifier_and_sync_invocation(receiver: Receiver) -> None:
         ),
         (Answer(503, body=b"<html>bad gateway</html>"), Outcome.RETRY),  # not JSON
         (Answer(500, body=b'{"ErrorCode":"InternalServerError"}'), Outcome.RETRY),
-        (Answer(404, body=b'{"ErrorCode":"FunctionNotFound"}'), Outcome.REJECTED),
-        (Answer(403, body=b"denied"), Outcome.REJECTED),  # not JSON
+        (Answer(404, body=b'{"ErrorCode":"FunctionNotFound"}'), Outcome.CHANNEL),
+        (Answer(403, body=b"denied"), Outcome.CHANNEL),  # not JSON
+        (Answer(400, body=b"bad"), Outcome.REJECTED),
         (Answer(200, (("X-Fc-Error-Type", "UnhandledInvocationError"),)), Outcome.RETRY),
     ],
 )

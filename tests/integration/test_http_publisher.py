@@ -53,10 +53,10 @@ def test_a_slow_answer_times_out_and_names_no_secret(receiver: Receiver) -> None
     assert result.error.startswith("timeout: ReadTimeout") and "hunter2" not in result.error
 
 
-def test_a_refused_connection_is_retried_and_names_no_secret() -> None:
+def test_a_refused_connection_is_the_channels_fault_and_names_no_secret() -> None:
     url = f"http://user:hunter2@127.0.0.1:{free_port()}/hooks/hunter2?sig=hunter2"
     result = publisher(url).publish(DELIVERY)
-    assert result.outcome is Outcome.RETRY and result.error
+    assert result.outcome is Outcome.CHANNEL and result.error
     assert result.error.startswith("ConnectionError") and "hunter2" not in result.error
 
 

@@ -45,7 +45,7 @@ def test_every_committed_event_is_delivered_once_and_processed(
 
 @pytest.mark.parametrize(
     ("status", "retried"),
-    [(400, False), (404, False), (422, False), (408, True), (425, True), (429, True), (500, True)],
+    [(400, False), (409, False), (422, False), (408, True), (425, True), (429, True), (500, True)],
 )
 def test_a_4xx_fails_at_once_while_408_425_429_and_5xx_are_retried(
     db: firestore.Client, settings: Settings, receiver: Receiver, status: int, retried: bool
