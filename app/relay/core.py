@@ -23,17 +23,16 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from app.config import Settings
-from app.logs import configured_secrets, log_event
+from app.logs import log_event
+from app.relay.attempts import Attempts
 from app.relay.breaker import Breaker
-from app.relay.config import SETTLE_ALLOWANCE_SECONDS, RelayConfig
-from app.relay.events import rfc3339
+from app.relay.config import RelayConfig
 from app.relay.factory import publisher_for
-from app.relay.http import url_secrets
 from app.relay.leases import LeaseStore
 from app.relay.leasing import lease_batch, look_for_due
 from app.relay.pipeline import InFlight, Pipeline, hand_to
-from app.relay.publishers import Delivery, Outcome, Publisher, PublishResult, bounded_error
-from app.relay.settler import Lease, Settler
+from app.relay.publishers import Publisher
+from app.relay.settler import Settler
 from app.relay.transitions import bounded_instance_id
 from app.relay.unscheduled import find_unscheduled
 
@@ -84,20 +83,12 @@ class Relay:
         self._store = LeaseStore(
             db, settings.outbox_collection, timeout=config.firestore_timeout_seconds
         )
-        self._publisher = publisher or publisher_for(config)
-        self._source = config.event_source or (
+        source = config.event_source or (
             f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
             f"/documents/{settings.outbox_collection}"
         )
+        self._attempts = Attempts(publisher or publisher_for(config), source, config)
         self._rng = rng or random.Random()
-        # A publisher's exception text goes to `lastError`: masked like every other error.
-        self._secrets = [
-            *configured_secrets(),
-            *config.signing_secrets,
-            *(url_secrets(config.downstream_url) if config.downstream_url else ()),
-            config.access_key_secret or "",
-            config.security_token or "",
-        ]
 
     def run(
         self, *, time_budget: float | None = None, instance_id: str | None = None
@@ -116,7 +107,7 @@ class Relay:
         try:
             with self.pipeline(deadline, instance, tally) as pipeline:
                 summary["stoppedBy"] = self._drain(pipeline)
-            if pipeline.breaker.open:  # also when it opened after the last batch was leased
+            if pipeline.breaker.error_class:  # also when it opened after the last lease
                 summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
         except google_exceptions.GoogleAPIError as exc:
             log_event(
@@ -152,11 +143,13 @@ class Relay:
     def deliver(self, pipeline: Pipeline, snapshots: Sequence[DueDocument]) -> None:
         """Lease the events `snapshots` show (each only if unchanged since) and hand every
         lease to the pool; results go to the settler as they arrive."""
+        if pipeline.breaker.open:
+            return  # leasing now would only hand the events back: the channel is broken
         pipeline.tally["batches"] += 1
         leases = lease_batch(self._store, snapshots, pipeline.instance, pipeline.tally, self.config)
         pipeline.in_flight.acquire(len(leases))
         for lease in leases:
-            future = pipeline.pool.submit(self._publish, lease, pipeline)
+            future = pipeline.pool.submit(self._attempts.publish, lease, pipeline)
             future.add_done_callback(hand_to(pipeline.settler, lease))
 
     @property
@@ -195,44 +188,3 @@ class Relay:
             if not snapshots:
                 return "drained"
             self.deliver(run, snapshots)
-
-    def _publish(self, lease: Lease, run: Pipeline) -> PublishResult | None:
-        """Publish under a lease that will outlive the publish; None (handed back unsent)
-        when there is no time left or the channel is broken."""
-        now = time.monotonic()
-        # The attempt must be over before the run's budget (less the settle) and before
-        # its lease expires (less the settle), whichever comes first.
-        lease_expiry = lease.leased_at + self.config.lock_timeout_seconds
-        deadline = min(run.deadline, lease_expiry) - SETTLE_ALLOWANCE_SECONDS
-        if deadline - now < self.config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS:
-            return None
-        if run.breaker.open:
-            return None
-        event = lease.event
-        delivery = Delivery(
-            event_id=event.event_id,
-            event_type=event.event_type,
-            source=self._source,
-            subject=event.aggregate_id,
-            time=rfc3339(event.created_at),
-            body=event.body,
-            attempt=lease.attempt,
-            deadline=deadline,
-        )
-        try:
-            result = self._publisher.publish(delivery)
-        except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
-            log_event(
-                logger,
-                logging.ERROR,
-                "relay.publisher_raised",
-                f"publisher raised on event {event.event_id}",
-                exc_info=True,
-                eventId=event.event_id,
-                attempt=lease.attempt,
-                errorClass=type(exc).__name__,
-            )
-            error = bounded_error(f"{type(exc).__name__}: {exc}", self._secrets)
-            result = PublishResult(Outcome.RETRY, error)
-        run.breaker.record(result)
-        return result

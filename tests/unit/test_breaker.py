@@ -36,3 +36,13 @@ def test_a_threshold_of_one_opens_at_the_first_channel_failure() -> None:
     breaker.record(PublishResult(Outcome.CHANNEL, "ConnectionError: refused"))
     assert breaker.error_class == "ConnectionError"
     assert json.dumps({"channel": breaker.error_class})  # fits the summary as it is
+
+
+def test_after_its_cooldown_the_breaker_lets_the_channel_be_tried_again() -> None:
+    breaker = Breaker(2, "follower", cooldown=0.0)  # a long-lived worker's, cooled at once
+    breaker.record(CHANNEL)
+    breaker.record(CHANNEL)
+    assert not breaker.open and breaker.error_class == "HTTP 401"  # opened, cooled down
+    breaker.record(PublishResult.delivered())  # the channel works again
+    breaker.record(CHANNEL)
+    assert breaker.error_class == "HTTP 401" and not breaker.open
