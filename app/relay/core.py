@@ -55,6 +55,7 @@ _COUNTS = (
     "contended",
     "lostLeases",
     "refused",
+    "unsettled",
     "unscheduled",
     "leased",
     "batches",
@@ -87,6 +88,7 @@ class Relay:
             f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
             f"/documents/{settings.outbox_collection}"
         )
+        self._source = source  # the CloudEvents `source` of every delivery
         self._attempts = Attempts(publisher or publisher_for(config), source, config)
         self._rng = rng or random.Random()
 
