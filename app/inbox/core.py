@@ -30,8 +30,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.api_core import exceptions as google_exceptions
+from google.api_core.retry import Retry
 from google.cloud import firestore
 
+from app import cas
 from app.errors import InvalidInput
 from app.inbox.failures import contended, firestore_failure, logged_instead
 from app.inbox.records import InboxStatus as Status
@@ -223,10 +225,17 @@ class Inbox:
     def _write_if_unchanged(
         self, ref: DocumentReference, update_time: datetime.datetime, fields: dict[str, Any]
     ) -> datetime.datetime | None:
-        """Compare-and-set on the update time, as the relay's leases do."""
-        option = self._db.write_option(last_update_time=update_time)
-        try:
-            result = ref.update(fields, option=option, timeout=self._timeout)
-        except (google_exceptions.FailedPrecondition, google_exceptions.NotFound):
-            return None
-        return result.update_time  # type: ignore[no-any-return]
+        """Compare-and-set on the update time: the relay's primitive (`app.cas`). The new
+        update time, or None when another delivery changed the record first; a write
+        Firestore refuses raises, as an effect's caller must hear of it."""
+        [written] = cas.write_if_unchanged(
+            self._db,
+            [cas.Change(ref, update_time, fields)],
+            retry=Retry(initial=0.1, maximum=1.0, timeout=self._timeout),
+            timeout=self._timeout,
+        )
+        if written.outcome is cas.WriteOutcome.REFUSED:
+            raise google_exceptions.from_grpc_status(  # type: ignore[no-untyped-call]
+                written.code, f"writing {ref.path}: {written.reason}"
+            )
+        return written.update_time

@@ -344,7 +344,12 @@ def test_reconcile_reports_each_kind_of_anomaly(
 
     assert code == 1
     found = json.loads(out)
-    assert found["counts"] == {"stuck": 1, "ordersWithoutEvent": 1, "eventsWithoutOrder": 1}
+    assert found["counts"] == {
+        "stuck": 1,
+        "ordersWithoutEvent": 1,
+        "eventsWithoutOrder": 1,
+        "unscheduled": 0,
+    }
     assert [e["eventId"] for e in found["stuckEvents"]] == ["stuck"]
     assert found["stuckEvents"][0]["processingInstanceId"] == "dead-relay"
     assert found["ordersWithoutEvent"] == ["lonely"]
@@ -364,7 +369,7 @@ def test_reconcile_of_a_healthy_outbox_exits_0(
     add_orders(db, settings, 3)
     code, out, _ = run("reconcile", "--json")
     assert code == 0 and json.loads(out)["counts"] == dict.fromkeys(
-        ("stuck", "ordersWithoutEvent", "eventsWithoutOrder"), 0
+        ("stuck", "ordersWithoutEvent", "eventsWithoutOrder", "unscheduled"), 0
     )
 
 

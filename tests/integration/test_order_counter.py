@@ -70,8 +70,8 @@ def test_an_unsigned_relay_is_refused_as_a_broken_channel_and_no_event_fails(
     # 401 is the channel's fault (a missing or rotated secret), not the event's.
     assert (summary["processed"], summary["failed"]) == (0, 0)
     [event] = outbox(db, settings).values()
-    assert event["status"] == "PENDING"
-    assert event["lastError"].startswith("attempt 1: HTTP 401")
+    assert (event["status"], event["attempts"]) == ("PENDING", 0)
+    assert event["lastError"].startswith("channel: HTTP 401")
     assert "missing webhook-id, webhook-timestamp, webhook-signature" in event["lastError"]
     assert counts(db) == {}
 

@@ -183,6 +183,8 @@ def test_firestore_unavailable_mid_run_returns_an_error_and_loses_nothing(
                 RELAY_FIRESTORE_TIMEOUT_SECONDS="2",
                 RELAY_BATCH_SIZE="20",
                 RELAY_CONCURRENCY="4",
+                # Settles are retried until the run's deadline: keep the outage run short.
+                RELAY_TIME_BUDGET_SECONDS="8",
             ),
         )
         try:
