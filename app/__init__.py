@@ -5,6 +5,7 @@ import warnings
 from app.errors import (
     BatchTooLarge,
     CommitFailed,
+    CommitOutcomeUnknown,
     ConfigError,
     DocumentAlreadyExists,
     DocumentTooLarge,
@@ -24,6 +25,7 @@ warnings.filterwarnings(
 __all__ = [
     "BatchTooLarge",
     "CommitFailed",
+    "CommitOutcomeUnknown",
     "ConfigError",
     "DocumentAlreadyExists",
     "DocumentTooLarge",

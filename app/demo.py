@@ -72,7 +72,10 @@ def run_demo(settings: Settings) -> int:
                 f"   received {headers['ce-type']} ce-id={headers['ce-id']} "
                 f"ce-subject={headers['ce-subject']} body={request.body.decode()}"
             )
-            print(f"     Outbox-Signature: {headers['outbox-signature'][:40]}...")
+            print(
+                f"     webhook-id: {headers['webhook-id']}  "
+                f"webhook-signature: {headers['webhook-signature'][:20]}..."
+            )
 
         print("\n6. After delivery:")
         for order_id in (first, second):

@@ -4,18 +4,37 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from app.errors import InvalidInput
-from app.firestore_limits import json_value_problem
+from app.firestore_limits import json_value_problem, utf8_problem
 
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 ORDER_CREATED = "OrderCreated"
 ORDER_AGGREGATE = "order"
 REQUEST_HASH_FIELD = "requestHash"
+# Unicode's control characters (category Cc). Header percent-encoding could carry them, but in
+# an id or a type they are never meant: they break log lines and terminal output, and a
+# consumer comparing ids would have to agree on an encoding first.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def label_problem(value: object) -> str | None:
+    """Why `value` cannot be an id or a type (a customer or product id, an `eventId`,
+    `eventType`, `aggregateType` or `aggregateId`), or None: it must be a non-empty string of
+    valid UTF-8 (any Unicode beyond Latin-1 travels) with no control character."""
+    if not isinstance(value, str) or not value.strip():
+        return f"must be a non-empty string, got {value!r}"
+    if problem := utf8_problem(value):
+        return problem
+    control = _CONTROL.search(value)
+    if control:
+        return f"must not hold control characters, got U+{ord(control.group()):04X}"
+    return None
 
 
 class OrderStatus(str, Enum):
@@ -47,17 +66,19 @@ class NewOrder:
     @classmethod
     def parse(cls, customer_id: object, items: object, idempotency_key: object = None) -> NewOrder:
         """Validate the arguments of `create_new_order`; raise `InvalidOrder` naming the flaw."""
-        if not isinstance(customer_id, str) or not customer_id.strip():
-            raise InvalidOrder(f"customer_id must be a non-empty string, got {customer_id!r}")
+        problem = label_problem(customer_id)
+        if problem or not isinstance(customer_id, str):
+            raise InvalidOrder(f"customer_id {problem}")
         clean_items = _parse_items(items)
         if idempotency_key is not None and (
             not isinstance(idempotency_key, str)
-            or not idempotency_key.strip()
+            or label_problem(idempotency_key)
             or len(idempotency_key) > MAX_IDEMPOTENCY_KEY_LENGTH
         ):
             raise InvalidOrder(
                 "idempotency_key must be None or a non-empty string of at most "
-                f"{MAX_IDEMPOTENCY_KEY_LENGTH} characters"
+                f"{MAX_IDEMPOTENCY_KEY_LENGTH} characters, valid UTF-8 without control "
+                "characters"
             )
         request = {"customerId": customer_id, "items": clean_items}
         return cls(customer_id, clean_items, idempotency_key, _fingerprint(request))
@@ -101,8 +122,8 @@ def _parse_items(items: object) -> list[dict[str, Any]]:
         if not isinstance(item, Mapping):
             raise InvalidOrder(f"{where} must be a mapping, got {type(item).__name__}")
         product_id, quantity = item.get("productId"), item.get("quantity")
-        if not isinstance(product_id, str) or not product_id.strip():
-            raise InvalidOrder(f"{where}.productId must be a non-empty string")
+        if problem := label_problem(product_id):
+            raise InvalidOrder(f"{where}.productId {problem}")
         if isinstance(quantity, bool) or not isinstance(quantity, int) or quantity <= 0:
             raise InvalidOrder(f"{where}.quantity must be an integer > 0, got {quantity!r}")
         # The event stores items one level deeper (payload.items[i]) than the order does.

@@ -35,5 +35,19 @@ class DocumentAlreadyExists(CommitFailed):
     """A `create` in the batch hit an existing document, so the whole batch was rejected."""
 
 
+class CommitOutcomeUnknown(OutboxError):
+    """Firestore never answered whether the batch committed, and reading it back failed too.
+
+    Not a `CommitFailed`: the batch may have landed. `paths` names the documents the batch
+    creates and `token` the commit token they carry if it landed (field `commitToken`), so
+    a caller can look later; repeating the same writes with the same ids cannot write twice.
+    """
+
+    def __init__(self, message: str, *, paths: list[str], token: str) -> None:
+        super().__init__(message)
+        self.paths = paths
+        self.token = token
+
+
 class IdempotencyConflict(OutboxError):
     """An idempotency key was reused with different arguments; nothing was written."""

@@ -24,6 +24,14 @@ EMULATOR_MAX_REQUEST_BYTES = 4 * 1024 * 1024
 # Room for the rest of the CommitRequest (database name, framing) beside the writes.
 REQUEST_ENVELOPE_BYTES = 1024
 MAX_WRITES_PER_BATCH = 500
+# Bytes an outbox document keeps free at `add` for the fields the relay writes later, so that
+# no lease, retry or settle write can push it over 1 MiB (which would stall the relay on it).
+# At their widest today they take about 2.7 KiB: lastError (500 characters, up to 2,000 bytes
+# of UTF-8), processingInstanceId (128 characters, up to 512 bytes), status, attempts and five
+# timestamps (updatedAt, nextAttemptAt, leasedAt, processedAt, expireAt), names included. The
+# rest of 16 KiB is for fields to come: partition and ordering keys, the creation trace
+# context (traceparent 55 bytes, tracestate up to 512), and whatever else a relay needs.
+OUTBOX_HEADROOM_BYTES = 16 * 1024
 MAX_NESTING_DEPTH = 20
 MAX_NAME_BYTES = 1500
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -31,10 +39,21 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _RESERVED_NAME = re.compile(r"^__.*__$", re.DOTALL)
 
 
+def utf8_problem(text: str) -> str | None:
+    """Return why `text` cannot be stored or sent (it has no UTF-8 form), or None."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        return f"holds a lone surrogate at index {exc.start}, which UTF-8 cannot carry"
+    return None
+
+
 def check_collection_id(value: object) -> str | None:
     """Return why `value` is not a valid collection or document id, or None if it is."""
     if not isinstance(value, str) or not value:
         return "must be a non-empty string"
+    if problem := utf8_problem(value):
+        return problem
     if "/" in value or value in (".", ".."):
         return f"must not contain '/' or be '.' or '..', got {value!r}"
     if _RESERVED_NAME.match(value):
@@ -55,8 +74,11 @@ def json_value_problem(value: object, where: str, depth: int = 0) -> str | None:
     """
     if depth > MAX_NESTING_DEPTH:
         return f"{where} is nested deeper than {MAX_NESTING_DEPTH} levels"
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, bool):
         return None
+    if isinstance(value, str):
+        problem = utf8_problem(value)
+        return f"{where} {problem}" if problem else None
     if isinstance(value, int):
         if INT64_MIN <= value <= INT64_MAX:
             return None
@@ -75,6 +97,8 @@ def json_value_problem(value: object, where: str, depth: int = 0) -> str | None:
         for key, element in value.items():
             if not isinstance(key, str) or not key:
                 return f"{where} has a key {key!r} that is not a non-empty string"
+            if problem := utf8_problem(key):
+                return f"{where} has a key {key!r} that {problem}"
             if _RESERVED_NAME.match(key) or len(key.encode()) > MAX_NAME_BYTES:
                 return f"{where} has a key {key!r} that Firestore does not accept as a field name"
             problem = json_value_problem(element, f"{where}.{key}", depth + 1)

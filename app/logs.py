@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from app.config import env_reader
+from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
+from app.masking import masker
+from app.urls import url_secrets
 
-REDACTED = "***"
 # Variables whose values are secrets wherever they turn up (the downstream URL's
 # credential-bearing parts are added by `configured_secrets`).
 SECRET_VARIABLES = (
@@ -49,15 +51,15 @@ def log_event(
 
 
 class JsonFormatter(logging.Formatter):
-    """Formats a record as one line of JSON; each of `secrets` is replaced by `***`."""
+    """Formats a record as one line of JSON; every spelling of each of `secrets` (see
+    `app.masking.Masker`) is replaced by `***`.
+
+    Masking here, in the formatter every handler of the root logger gets, covers every record
+    at every level, a library's too (urllib3 names the request target at DEBUG)."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
-        # A secret is looked for as it appears inside a JSON string, escapes and all, both
-        # as itself and as Python's repr() writes it (as in an exception's message).
-        spellings = {form for s in secrets if len(s) >= 4 for form in (s, repr(s)[1:-1])}
-        escaped = {json.dumps(form, ensure_ascii=False)[1:-1] for form in spellings}
-        self._secrets = sorted(escaped, key=len, reverse=True)
+        self._mask = masker(secrets)  # JSON's escapes included: it masks the finished line
 
     def format(self, record: logging.LogRecord) -> str:
         moment = datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc)
@@ -73,9 +75,7 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         text = json.dumps(entry, default=str, ensure_ascii=False, separators=(",", ":"))
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return self._mask(text)
 
 
 def configure_logging(secrets: Iterable[str] = (), level: str | None = None) -> None:
@@ -122,8 +122,6 @@ def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The secrets set in `environ` (default: the environment over `.env`): the secret
     variables, each signing secret, the private key of the service-account key, the
     downstream URL's token."""
-    from app.relay.http import url_secrets  # the relay's rule for where a URL hides a token
-
     get = env_reader(environ)
     secrets = [value for value in map(get, SECRET_VARIABLES) if value]
     for value in map(get, SECRET_LIST_VARIABLES):

@@ -58,13 +58,20 @@ class OperationMeter:
 
 def meter(db: Client) -> OperationMeter:
     """Count every operation `db` makes from now on. Call before `db`'s first request."""
+    counter = OperationMeter()
+    intercept(db, _Interceptor(counter))
+    return counter
+
+
+def intercept(db: Client, interceptor: Any) -> None:
+    """Put a gRPC client `interceptor` on `db`'s channel. Call before `db`'s first request."""
     from google.cloud.firestore_v1.services.firestore import client as gapic
     from google.cloud.firestore_v1.services.firestore.transports.grpc import (
         FirestoreGrpcTransport,
     )
 
     if db._firestore_api_internal is not None:
-        raise RuntimeError("meter(db) must be called before the client's first request")
+        raise RuntimeError("intercept(db) must come before the client's first request")
     if db._emulator_host is not None:
         channel = db._emulator_channel(FirestoreGrpcTransport)  # type: ignore[no-untyped-call]
     else:
@@ -73,13 +80,11 @@ def meter(db: Client) -> OperationMeter:
         channel = FirestoreGrpcTransport.create_channel(
             db._target, credentials=db._credentials, options=_DEFAULT_CHANNEL_OPTIONS
         )
-    counter = OperationMeter()
-    channel = grpc.intercept_channel(channel, _Interceptor(counter))
+    channel = grpc.intercept_channel(channel, interceptor)
     db._transport = FirestoreGrpcTransport(host=db._target, channel=channel)
     db._firestore_api_internal = gapic.FirestoreClient(
         transport=db._transport, client_options=db._client_options
     )
-    return counter
 
 
 def _method(details: grpc.ClientCallDetails) -> str:

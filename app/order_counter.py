@@ -1,6 +1,7 @@
 """`OrderCounter`: the reference downstream consumer, counting orders per customer.
 
-It verifies the signature, parses the CloudEvent with the `cloudevents` SDK, deduplicates
+It reads the request once (`app.signed_events`: one mode, ambiguity refused), verifies that
+reading, builds a `cloudevents` SDK event from exactly what was verified, deduplicates
 through the inbox and answers as the relay's wire table expects: 2xx for an applied,
 duplicate or ignored event, 4xx (the relay gives up at once) for a bad signature, a malformed
 or poison event and a parked one, 503/500 (the relay retries) when it could not finish. The
@@ -11,6 +12,7 @@ Its effect is `orders` incremented by one in `RECEIVER_COUNTS_COLLECTION/{custom
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import math
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cloudevents.core.bindings.http import HTTPMessage, from_http_event
+from cloudevents.core.v1.event import CloudEvent
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
@@ -28,12 +30,12 @@ from app.firestore_limits import check_collection_id, check_document_id
 from app.inbox import DEFAULT_INBOX_COLLECTION, Inbox, Verdict
 from app.logs import log_event
 from app.receiver import Answer, Received
+from app.signed_events import MalformedDelivery, ReceivedEvent, parse_request, verify_request
 from app.signing import (
     DEFAULT_TOLERANCE_SECONDS,
+    SIGNED_ATTRIBUTES,
     InvalidSignature,
     parse_secrets,
-    verify_headers,
-    verify_structured,
 )
 
 if TYPE_CHECKING:
@@ -119,8 +121,7 @@ class OrderCounter:
 
     def __call__(self, request: Received) -> Answer:
         try:
-            self._verify(request)
-            event = self._parse(request)
+            event = self._parse(self._read(request))
             customer = _customer_of(event) if event.get_type() == "OrderCreated" else None
             if customer is None:
                 return _answer(200, "ignored", event.get_id())
@@ -160,24 +161,37 @@ class OrderCounter:
             return _answer(422, verdict.value, event_id)
         return _answer(200, verdict.value, event_id)
 
-    def _verify(self, request: Received) -> None:
-        if not self._config.verify_signatures:
-            return
-        secrets, tolerance = self._config.signing_secrets, self._config.tolerance_seconds
-        structured = request.headers.get("content-type", "").startswith(
-            "application/cloudevents+json"
-        )
+    def _read(self, request: Received) -> ReceivedEvent:
+        config = self._config
         try:
-            if structured:
-                verify_structured(request.body, secrets, tolerance=tolerance)
-            else:
-                verify_headers(request.headers, request.body, secrets, tolerance=tolerance)
+            if not config.verify_signatures:
+                return parse_request(request.headers, request.body)
+            return verify_request(
+                request.headers,
+                request.body,
+                config.signing_secrets,
+                tolerance=config.tolerance_seconds,
+            )
+        except MalformedDelivery as exc:
+            raise _Refused(400, f"not a CloudEvent: {exc}") from None
         except InvalidSignature as exc:
             raise _Refused(401, f"signature: {exc}") from None
 
-    def _parse(self, request: Received) -> Any:
+    def _parse(self, received: ReceivedEvent) -> CloudEvent:
+        # Only the signed attributes reach the consumer: an unsigned extension is dropped.
+        attributes: dict[str, Any] = {
+            name: received.attributes[name]
+            for name in SIGNED_ATTRIBUTES
+            if name in received.attributes
+        }
         try:
-            return from_http_event(HTTPMessage(request.headers, request.body))
+            if "time" in attributes:
+                attributes["time"] = datetime.datetime.fromisoformat(
+                    attributes["time"].replace("Z", "+00:00")
+                )
+            content_type = attributes.get("datacontenttype", "application/json")
+            data = received.json_data() if _is_json(content_type) else received.data
+            return CloudEvent(attributes, data)
         except Exception as exc:  # the SDK raises many kinds; none is worth a retry
             raise _Refused(400, f"not a CloudEvent: {type(exc).__name__}: {exc}") from None
 
@@ -188,6 +202,11 @@ class OrderCounter:
             "updatedAt": firestore.SERVER_TIMESTAMP,
         }
         transaction.set(self._counts.document(customer), fields, merge=True)
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
 
 
 def _customer_of(event: Any) -> str:

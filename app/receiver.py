@@ -1,12 +1,18 @@
 """`Receiver`: a local HTTP downstream that records what the relay delivers.
 
 The demo prints what it received; tests script its answers (status codes, `Retry-After`,
-slowness) to drive the relay through every branch of the wire contract.
+slowness) to drive the relay through every branch of the wire contract; `outbox receiver`
+serves the reference consumer with it. Each request is bounded before any responder sees it
+(`app.request_limits`): a body over `max_body_bytes` is answered 413 unread, and a request
+(or an idle keep-alive connection) that has not arrived whole within `read_timeout` seconds
+is dropped.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -14,6 +20,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from app.request_limits import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_READ_TIMEOUT_SECONDS,
+    RequestRefused,
+    Watchdog,
+    read_body,
+)
 
 
 @dataclass(frozen=True)
@@ -58,12 +72,17 @@ class Receiver:
         port: int = 0,
         *,
         keep: bool = True,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
     ) -> None:
         self.respond = respond or (lambda _: Answer())
         self._keep = keep
         self._host = host
         self._received: list[Received] = []
         self._changed = threading.Condition()
+        self.max_body_bytes = max_body_bytes
+        self.read_timeout = read_timeout
+        self.watchdog = Watchdog()
         self._server = _Server((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -98,6 +117,7 @@ class Receiver:
             self._thread.join()
             self._thread = None
         self._server.server_close()
+        self.watchdog.stop()
 
     def __enter__(self) -> Receiver:
         return self.start()
@@ -122,23 +142,67 @@ class _Server(ThreadingHTTPServer):
     # The default backlog of 5 drops connections when a relay opens a pool of them at once.
     request_queue_size = 128
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client gone (or dropped by the watchdog) mid-answer is not worth a traceback.
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
 
 def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the relay's pooled session expects
 
+        timeout = receiver.read_timeout  # each read and write; the watchdog bounds the whole
+
+        def handle_one_request(self) -> None:
+            # Armed while waiting for the request too: an idle connection is dropped as well.
+            receiver.watchdog.arm(self.connection, receiver.read_timeout)
+            try:
+                super().handle_one_request()
+            finally:
+                receiver.watchdog.disarm(self.connection)
+
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length)
-            headers = {name.lower(): value for name, value in self.headers.items()}
+            try:
+                body = read_body(
+                    self.rfile,
+                    self.headers.get("Content-Length"),
+                    self.headers.get("Transfer-Encoding"),
+                    receiver.max_body_bytes,
+                )
+            except RequestRefused as refused:
+                self._refuse(refused)
+                return
+            receiver.watchdog.disarm(self.connection)  # the responder's time is its own
+            headers: dict[str, str] = {}
+            for name, value in self.headers.items():  # repeated fields joined, as RFC 9110 says
+                key = name.lower()
+                headers[key] = f"{headers[key]}, {value}" if key in headers else value
             peer = "{}:{}".format(*self.client_address[:2])
-            answer = receiver._record(Received(self.path, headers, body, peer))
+            self._send(receiver._record(Received(self.path, headers, body, peer)))
+
+        def _send(self, answer: Answer) -> None:
             self.send_response(answer.status)
             for name, value in answer.headers:
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(answer.body)))
             self.end_headers()
             self.wfile.write(answer.body)
+
+        def _refuse(self, refused: RequestRefused) -> None:
+            error = json.dumps({"status": "rejected", "error": str(refused)}).encode()
+            self.close_connection = True  # the rest of the body is never read
+            self._send(Answer(refused.status, (("Connection", "close"),), error))
+            self.wfile.flush()
+            # Closing with unread bytes would reset the connection and could destroy the
+            # answer before the client reads it: stop sending, then drain a bounded amount.
+            try:
+                self.connection.shutdown(socket.SHUT_WR)
+                left = receiver.max_body_bytes
+                while left > 0 and (chunk := self.rfile.read1(65536)):
+                    left -= len(chunk)
+            except OSError:
+                pass
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # the relay logs deliveries; request lines would only add noise

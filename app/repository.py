@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import SERVER_TIMESTAMP
 
 from app.config import default_settings
-from app.domain import REQUEST_HASH_FIELD, EventStatus
+from app.domain import REQUEST_HASH_FIELD, EventStatus, label_problem
 from app.errors import InvalidInput
-from app.firestore_limits import check_document_id, json_value_problem
+from app.firestore_limits import OUTBOX_HEADROOM_BYTES, check_document_id, json_value_problem
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -68,19 +68,23 @@ class OutboxRepository:
         """Queue a `PENDING` outbox event and return its id.
 
         `event_data` holds `eventType`, `aggregateType`, `aggregateId` and a JSON-compatible
-        `payload`; `eventId` is optional and a random UUID otherwise.
+        `payload`; `eventId` is optional and a random UUID otherwise. Ids and types must be
+        valid UTF-8 without control characters (`label_problem`). The document must leave
+        `OUTBOX_HEADROOM_BYTES` free under 1 MiB for the relay's fields, or `DocumentTooLarge`.
         """
-        for name in ("eventType", "aggregateType", "aggregateId"):
-            value = event_data.get(name)
-            if not isinstance(value, str) or not value.strip():
-                raise InvalidInput(f"event {name} must be a non-empty string, got {value!r}")
+        event_id = str(event_data.get("eventId") or uuid.uuid4())
+        names = ("eventType", "aggregateType", "aggregateId")
+        labels = {**{name: event_data.get(name) for name in names}, "eventId": event_id}
+        for name, value in labels.items():
+            if problem := label_problem(value):
+                raise InvalidInput(f"event {name} {problem}")
         payload = event_data.get("payload")
         if not isinstance(payload, Mapping):
             raise InvalidInput(f"event payload must be a mapping, got {type(payload).__name__}")
         problem = json_value_problem(payload, "payload")
         if problem:
             raise InvalidInput(f"event {problem}")
-        event_id = _checked_id(str(event_data.get("eventId") or uuid.uuid4()), "eventId")
+        _checked_id(event_id, "eventId")
         uow.add_create(
             self._collection.document(event_id),
             {
@@ -99,5 +103,6 @@ class OutboxRepository:
                 "processedAt": None,
                 "lastError": None,
             },
+            headroom=OUTBOX_HEADROOM_BYTES,
         )
         return event_id

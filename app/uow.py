@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from enum import Enum
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
+from app.commits import COMMIT_TOKEN_FIELD, Landing, Write, after_failed_commit, outcome_unknown
 from app.config import Settings, default_settings
-from app.errors import (
-    BatchTooLarge,
-    CommitFailed,
-    DocumentAlreadyExists,
-    DocumentTooLarge,
-    IdempotencyConflict,
-    InvalidInput,
-    UnitOfWorkClosed,
-)
+from app.errors import BatchTooLarge, DocumentTooLarge, InvalidInput, UnitOfWorkClosed
 from app.firestore_limits import (
     EMULATOR_MAX_REQUEST_BYTES,
     MAX_DOCUMENT_BYTES,
@@ -45,27 +38,6 @@ class _State(Enum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True)
-class _Write:
-    op: str
-    ref: DocumentReference
-    # A shallow copy: deep-copying would clone sentinels such as SERVER_TIMESTAMP, which the
-    # client recognises by identity.
-    data: dict[str, Any] = field(default_factory=dict)
-    merge: bool = False
-    idempotency_field: str | None = None
-
-    def apply(self, batch: WriteBatch) -> None:
-        if self.op == "create":
-            batch.create(self.ref, self.data)
-        elif self.op == "set":
-            batch.set(self.ref, self.data, merge=self.merge)
-        elif self.op == "update":
-            batch.update(self.ref, self.data)
-        else:
-            batch.delete(self.ref)
-
-
 class FirestoreUnitOfWork:
     """Collects writes and commits them atomically in one `WriteBatch`.
 
@@ -74,6 +46,10 @@ class FirestoreUnitOfWork:
     with an `InvalidInput` before it is sent, and nothing is written: a document over 1 MiB or
     more than `max_writes` writes as they are added, more than `max_batch_bytes` of encoded
     request at commit (default 10 MiB, or 4 MiB when `db` talks to the emulator).
+
+    Every document it creates carries its commit token (field `commitToken`), so that a commit
+    whose answer was lost can be read back: see `app.commits`. `commit()` then reports the
+    batch committed, raises `CommitFailed` when nothing was written, or `CommitOutcomeUnknown`.
     """
 
     def __init__(
@@ -93,9 +69,10 @@ class FirestoreUnitOfWork:
             on_emulator = getattr(db, "_emulator_host", None)
             max_batch_bytes = EMULATOR_MAX_REQUEST_BYTES if on_emulator else MAX_REQUEST_BYTES
         self._max_batch_bytes = max_batch_bytes
-        self._writes: list[_Write] = []
+        self._writes: list[Write] = []
         self._state = _State.OPEN
         self._replayed = False
+        self._token = uuid.uuid4().hex
 
     def __enter__(self) -> FirestoreUnitOfWork:
         self._ensure_open()
@@ -132,25 +109,30 @@ class FirestoreUnitOfWork:
         data: Mapping[str, Any],
         *,
         idempotency_field: str | None = None,
+        headroom: int = 0,
     ) -> None:
         """Queue a create, which fails the whole batch if the document exists.
 
         With `idempotency_field`, an existing document whose field holds the same value counts
         as this very write done before: if every such create in the batch is found that way,
         the commit writes nothing and reports `replayed`; a different value raises
-        `IdempotencyConflict`.
+        `IdempotencyConflict`. `headroom` bytes are kept free under the 1 MiB limit for fields
+        written later (`DocumentTooLarge` otherwise). The document gets a `commitToken` field.
         """
-        self._add(_Write("create", ref, dict(data), False, idempotency_field))
+        if COMMIT_TOKEN_FIELD in data:
+            raise InvalidInput(f"{COMMIT_TOKEN_FIELD} is written by the unit of work, not by you")
+        fields = {**data, COMMIT_TOKEN_FIELD: self._token}
+        self._add(Write("create", ref, fields, False, idempotency_field), headroom)
 
     def add_set(self, ref: DocumentReference, data: Mapping[str, Any], merge: bool = False) -> None:
-        self._add(_Write("set", ref, dict(data), merge))
+        self._add(Write("set", ref, dict(data), merge))
 
     def add_update(self, ref: DocumentReference, data: Mapping[str, Any]) -> None:
         # Only the written fields are known here, so only they are measured.
-        self._add(_Write("update", ref, dict(data)))
+        self._add(Write("update", ref, dict(data)))
 
     def add_delete(self, ref: DocumentReference) -> None:
-        self._add(_Write("delete", ref))
+        self._add(Write("delete", ref))
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -164,65 +146,66 @@ class FirestoreUnitOfWork:
             raise
 
     def commit(self) -> None:
-        """Commit every queued write in one batch; raise `CommitFailed` if Firestore refuses."""
+        """Commit every queued write in one batch; raise `CommitFailed` if Firestore refuses
+        (nothing written), `CommitOutcomeUnknown` if it cannot be told whether it landed."""
         self._ensure_open()
         writes, self._writes = self._writes, []
         self._state = _State.FAILED
+        batch = self._batch(writes)
+        size = _request_size(batch, writes)
+        if size > self._max_batch_bytes:
+            raise BatchTooLarge(
+                f"the batch would be {size} bytes; the limit is {self._max_batch_bytes}"
+            )
+        landing = self._send(batch, writes) if writes else Landing.LANDED
+        self._replayed = landing is Landing.REPLAYED
+        if self._replayed:
+            logger.info("batch of %d writes was already committed earlier", len(writes))
+        self._state = _State.COMMITTED
+        logger.debug("committed %d writes", len(writes))
+
+    def _send(self, batch: WriteBatch, writes: list[Write]) -> Landing:
+        """Commit; when that raises, find out from Firestore what it did (`app.commits`).
+        A batch that has not landed is sent once more: its creates let it land only once."""
+        for last in (False, True):
+            try:
+                batch.commit()
+                return Landing.LANDED
+            except google_exceptions.GoogleAPIError as exc:
+                landing = after_failed_commit(self.db, writes, self._token, exc)
+                if landing is Landing.LANDED:
+                    logger.info("the commit had landed although it raised %s", type(exc).__name__)
+                if landing is not Landing.NOT_LANDED:
+                    return landing
+                if last:
+                    raise outcome_unknown(writes, self._token, exc) from exc
+            logger.warning("a commit got no answer and has not landed: sending it once more")
+            batch = self._batch(writes)
+        raise AssertionError("unreachable")
+
+    def _batch(self, writes: list[Write]) -> WriteBatch:
         batch = self.db.batch()
         for write in writes:
             try:
                 write.apply(batch)
             except (ValueError, TypeError) as exc:  # the client refused to encode the data
                 raise InvalidInput(f"cannot write {write.ref.path}: {exc}") from exc
-        size = _request_size(batch, writes)
-        if size > self._max_batch_bytes:
-            raise BatchTooLarge(
-                f"the batch would be {size} bytes; the limit is {self._max_batch_bytes}"
-            )
-        try:
-            if writes:
-                batch.commit()
-        except google_exceptions.AlreadyExists as exc:
-            if not self._is_replay(writes):
-                raise DocumentAlreadyExists(f"Firestore rejected the batch: {exc.message}") from exc
-            logger.info("batch of %d writes was already committed earlier", len(writes))
-            self._replayed = True
-        except google_exceptions.GoogleAPIError as exc:
-            raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
-        self._state = _State.COMMITTED
-        logger.debug("committed %d writes", len(writes))
+        return batch
 
-    def _is_replay(self, writes: list[_Write]) -> bool:
-        guarded = [w for w in writes if w.op == "create" and w.idempotency_field]
-        if not guarded:
-            return False
-        try:
-            snapshots = {s.reference.path: s for s in self.db.get_all([w.ref for w in guarded])}
-        except google_exceptions.GoogleAPIError as exc:
-            raise CommitFailed(f"could not read back a rejected batch: {exc}") from exc
-        found = 0
-        for write in guarded:
-            snapshot = snapshots.get(write.ref.path)
-            if snapshot is None or not snapshot.exists:
-                continue
-            guard = str(write.idempotency_field)
-            if snapshot.get(guard) != write.data.get(guard):
-                raise IdempotencyConflict(
-                    f"{write.ref.path} already exists with a different {guard}: "
-                    "the idempotency key was reused with different arguments"
-                )
-            found += 1
-        # Some guarded documents missing means the clash came from another write.
-        return found == len(guarded)
-
-    def _add(self, write: _Write) -> None:
+    def _add(self, write: Write, headroom: int = 0) -> None:
         self._ensure_open()
         if write.op != "delete":
-            size = document_size(write.ref.path, write.data)
-            if size > MAX_DOCUMENT_BYTES:
+            try:
+                size = document_size(write.ref.path, write.data)
+            except UnicodeEncodeError as exc:  # Firestore stores text as UTF-8
+                raise InvalidInput(
+                    f"document {write.ref.path} holds a lone surrogate, which UTF-8 cannot carry"
+                ) from exc
+            if size + headroom > MAX_DOCUMENT_BYTES:
+                kept = f" plus a headroom of {headroom} for fields added later" if headroom else ""
                 raise DocumentTooLarge(
-                    f"document {write.ref.path} would be {size} bytes; Firestore's limit is "
-                    f"{MAX_DOCUMENT_BYTES}"
+                    f"document {write.ref.path} would be {size} bytes{kept}; Firestore's "
+                    f"limit is {MAX_DOCUMENT_BYTES}"
                 )
         if len(self._writes) >= self._max_writes:
             raise BatchTooLarge(f"a unit of work holds at most {self._max_writes} writes")
@@ -233,7 +216,7 @@ class FirestoreUnitOfWork:
             raise UnitOfWorkClosed(f"this unit of work is already {self._state.value}")
 
 
-def _request_size(batch: Any, writes: list[_Write]) -> int:
+def _request_size(batch: Any, writes: list[Write]) -> int:
     """Bytes the commit will send: the encoded writes the client built, plus the envelope."""
     encoded = getattr(batch, "_write_pbs", None)  # google-cloud-firestore's WriteBatch
     if encoded is None:  # an in-memory fake: estimate with the storage-size formula

@@ -18,11 +18,13 @@ from app.errors import OutboxError
 from app.firestore_client import get_db_client
 from app.logs import configure_logging, configured_secrets, log_event
 from app.relay import Relay, RelayConfig, load_relay_config
+from app.relay.factory import publisher_for
+from app.relay.publishers import Publisher
 
 logger = logging.getLogger("firestore_outbox.relay")
 
 _lock = threading.Lock()
-_cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
+_cached: tuple[tuple[Settings, RelayConfig], Relay, Publisher] | None = None
 
 
 def initialize(context: Any) -> None:
@@ -59,13 +61,24 @@ def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[st
 
 
 def _relay() -> Relay:
-    """The relay for the current configuration, built once and reused while it holds."""
+    """The relay for the current configuration, built once and reused while it holds.
+
+    When the configuration changes, the old relay's publisher is closed: its keep-alive
+    connections (to a downstream that may now be the wrong one, with old credentials) are not
+    left to the garbage collector. An invocation still running on it (instance concurrency)
+    is not disturbed: urllib3 finishes a request in flight and closes its connection after.
+    """
     global _cached
     settings, config = load_settings(), load_relay_config()
     with _lock:
         if _cached is None or _cached[0] != (settings, config):
             logging.getLogger().setLevel(settings.log_level)
-            _cached = ((settings, config), Relay(get_db_client(settings), settings, config))
+            publisher = publisher_for(config)
+            relay = Relay(get_db_client(settings), settings, config, publisher=publisher)
+            stale, _cached = _cached, ((settings, config), relay, publisher)
+            close = getattr(stale[2], "close", None) if stale else None  # optional in Publisher
+            if close is not None:
+                close()
         return _cached[1]
 
 

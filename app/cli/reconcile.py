@@ -61,6 +61,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 "stuckEvents": found.stuck_events,
                 "ordersWithoutEvent": found.orders_without_event,
                 "eventsWithoutOrder": found.events_without_order,
+                "unscheduledEvents": found.unscheduled_events,
             }
         )
         return 1 if found.total else 0
@@ -86,7 +87,22 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         ("eventId", "orderId"),
         events,
     )
+    unscheduled = [
+        (e["eventId"], _short(e["nextAttemptAt"]), _when(e["createdAt"]))
+        for e in found.unscheduled_events
+    ]
+    _section(
+        "PENDING without a timestamp nextAttemptAt (the next relay run leases them)",
+        found.counts["unscheduled"],
+        ("eventId", "nextAttemptAt", "created at"),
+        unscheduled,
+    )
     return 1 if found.total else 0
+
+
+def _short(value: Any) -> str:
+    text = "(missing)" if value is None else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _section(title: str, total: int, headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:

@@ -33,8 +33,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print_json(status.to_json())
         return 0
+    unscheduled = ""
+    if status.unscheduled:
+        named = ", ".join(status.unscheduled_ids)
+        more = status.unscheduled - len(status.unscheduled_ids)
+        unscheduled = (
+            f" ({status.unscheduled} without nextAttemptAt: {named}"
+            f"{f' and {more} more' if more > 0 else ''})"
+        )
     notes = {
-        "PENDING": f"{status.due} due now",
+        "PENDING": f"{status.due} due now{unscheduled}",
         "PROCESSING": f"{status.stuck} past their lease",
     }
     rows = [(n, s, notes.get(s, "")) for s, n in status.counts.items()]

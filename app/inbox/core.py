@@ -30,9 +30,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.api_core import exceptions as google_exceptions
+from google.api_core.retry import Retry
 from google.cloud import firestore
 
+from app import cas
 from app.errors import InvalidInput
+from app.inbox.failures import contended, firestore_failure, logged_instead
 from app.inbox.records import InboxStatus as Status
 from app.inbox.records import LeaseLost, Records, Result, Verdict, event_key
 
@@ -90,7 +93,8 @@ class Inbox:
     def process(self, source: str, event_id: str, effect: Callable[[], T]) -> Result[T]:
         """Run `effect` unless this event already succeeded, is parked or is in progress.
 
-        An exception from `effect` is recorded (FAILED, or PARKED at the bound) and re-raised.
+        An exception from `effect` is recorded (FAILED, or PARKED at the bound) and re-raised;
+        if recording it fails, that failure is logged and the effect's exception still raised.
         Raises `LeaseLost` if the effect outlived its lease and another delivery took over.
         """
         ref, records = self.record(source, event_id), self._records
@@ -116,7 +120,8 @@ class Inbox:
         try:
             value = effect()
         except Exception as exc:
-            self._write_if_unchanged(ref, leased_at, records.failed(attempts, exc))
+            with logged_instead(event_id):
+                self._write_if_unchanged(ref, leased_at, records.failed(attempts, exc))
             raise
         if self._write_if_unchanged(ref, leased_at, records.settled(Status.SUCCEEDED)) is None:
             raise LeaseLost(f"event {event_id}: the lease expired before the effect finished")
@@ -130,7 +135,9 @@ class Inbox:
         `effect` must only read and write through `transaction`: on contention Firestore
         retries the whole transaction, so it may be called more than once, and only one call's
         writes commit. An exception from `effect` rolls its writes back, is recorded (FAILED,
-        or PARKED at the bound) and re-raised.
+        or PARKED at the bound) and re-raised. A Firestore error raised through `transaction`
+        (an Aborted or Unavailable read) is Firestore's failure, not an attempt: Aborted runs
+        the transaction again, anything else is raised uncounted.
         """
         ref, records = self.record(source, event_id), self._records
         raised: list[Exception] = []
@@ -145,10 +152,15 @@ class Inbox:
             try:
                 value = effect(transaction)
             except Exception as exc:
-                raised[:] = [exc]
+                if not firestore_failure(exc):
+                    raised[:] = [exc]
                 raise
             fields = records.leased(source, event_id, attempts, new=not snapshot.exists)
-            transaction.set(ref, {**fields, **records.settled(Status.SUCCEEDED)})
+            fields.update(records.settled(Status.SUCCEEDED))
+            if snapshot.exists:  # an update keeps createdAt and an earlier attempt's lastError
+                transaction.update(ref, fields)
+            else:
+                transaction.set(ref, fields)
             return Result(Verdict.APPLIED, value, attempts)
 
         give_up_at = time.monotonic() + _CONTENTION_BUDGET_SECONDS
@@ -157,9 +169,10 @@ class Inbox:
                 result: Result[T] = attempt(self._db.transaction(max_attempts=2))
             except Exception as exc:
                 if raised and raised[0] is exc:
-                    self._record_failure(ref, source, event_id, exc)
+                    with logged_instead(event_id):
+                        self._record_failure(ref, source, event_id, exc)
                     raise
-                if not _contended(exc) or time.monotonic() > give_up_at:
+                if not contended(exc) or time.monotonic() > give_up_at:
                     raise  # Firestore's own failure: not the effect's, so not counted
                 # Deliveries of one event that start together abort each other's commits;
                 # spread them out, and the winner's SUCCEEDED turns the others into DUPLICATE.
@@ -212,15 +225,17 @@ class Inbox:
     def _write_if_unchanged(
         self, ref: DocumentReference, update_time: datetime.datetime, fields: dict[str, Any]
     ) -> datetime.datetime | None:
-        """Compare-and-set on the update time, as the relay's leases do."""
-        option = self._db.write_option(last_update_time=update_time)
-        try:
-            result = ref.update(fields, option=option, timeout=self._timeout)
-        except (google_exceptions.FailedPrecondition, google_exceptions.NotFound):
-            return None
-        return result.update_time  # type: ignore[no-any-return]
-
-
-def _contended(exc: Exception) -> bool:
-    """The client gave up a transaction after its own retries, each aborted by contention."""
-    return isinstance(exc, ValueError) and isinstance(exc.__cause__, google_exceptions.Aborted)
+        """Compare-and-set on the update time: the relay's primitive (`app.cas`). The new
+        update time, or None when another delivery changed the record first; a write
+        Firestore refuses raises, as an effect's caller must hear of it."""
+        [written] = cas.write_if_unchanged(
+            self._db,
+            [cas.Change(ref, update_time, fields)],
+            retry=Retry(initial=0.1, maximum=1.0, timeout=self._timeout),
+            timeout=self._timeout,
+        )
+        if written.outcome is cas.WriteOutcome.REFUSED:
+            raise google_exceptions.from_grpc_status(  # type: ignore[no-untyped-call]
+                written.code, f"writing {ref.path}: {written.reason}"
+            )
+        return written.update_time

@@ -2,7 +2,9 @@
 
 - a `PROCESSING` event past its lease: its relay died and no relay has run since;
 - an order with no outbox event: written outside `create_new_order`, or its event deleted;
-- an order event whose order does not exist: the order was deleted, or the event forged.
+- an order event whose order does not exist: the order was deleted, or the event forged;
+- a `PENDING` event without a timestamp `nextAttemptAt` (another producer's): invisible to
+  the due query until a relay run finds and leases it (`app.relay.unscheduled`).
 
 Orders and events are checked within a window (`since`), so the cost stays bounded. Keep the
 window shorter than the retention: a purged event would otherwise look missing.
@@ -20,12 +22,15 @@ from app.domain import ORDER_AGGREGATE, EventStatus
 from app.firestore_limits import check_document_id
 from app.ops.scan import PAGE_SIZE, pages
 from app.relay.leases import LeaseStore
+from app.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
 # Firestore allows at most 30 values in one `in` filter.
 _IN_LIMIT = 30
+# How many PENDING documents reconcile reads at most to name unscheduled events.
+_UNSCHEDULED_SCAN_LIMIT = 10_000
 
 
 @dataclass
@@ -35,9 +40,10 @@ class Anomalies:
     stuck_events: list[dict[str, Any]] = field(default_factory=list)
     orders_without_event: list[str] = field(default_factory=list)
     events_without_order: list[dict[str, str]] = field(default_factory=list)
+    unscheduled_events: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("stuck", "ordersWithoutEvent", "eventsWithoutOrder"), 0
+            ("stuck", "ordersWithoutEvent", "eventsWithoutOrder", "unscheduled"), 0
         )
     )
 
@@ -74,6 +80,12 @@ def find_anomalies(
                         "attempts": data.get("attempts"),
                     }
                 )
+    unscheduled = find_unscheduled(store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
+    found.counts["unscheduled"] = unscheduled.count
+    found.unscheduled_events = [
+        {"eventId": s.id, "nextAttemptAt": s.get("nextAttemptAt"), "createdAt": s.get("createdAt")}
+        for s in unscheduled.found[:limit]
+    ]
     recent_orders = (
         db.collection(orders)
         .where(filter=FieldFilter("createdAt", ">=", since))

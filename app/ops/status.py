@@ -12,6 +12,11 @@ from google.cloud.firestore import FieldFilter
 from app.domain import EventStatus
 from app.ops.scan import count, pages
 from app.relay.leases import LeaseStore
+from app.relay.unscheduled import find_unscheduled
+
+# How many PENDING documents `status` reads at most to name unscheduled events.
+_UNSCHEDULED_SCAN_LIMIT = 10_000
+_UNSCHEDULED_NAMED = 20
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -23,12 +28,16 @@ class OutboxStatus:
     a `PENDING` event since its `nextAttemptAt`, an abandoned lease since it expired."""
 
     counts: dict[str, int]
-    due: int  # PENDING events whose nextAttemptAt has come
+    due: int  # PENDING events whose nextAttemptAt has come, and the unscheduled ones
     stuck: int  # PROCESSING events past their lease
     lag: datetime.timedelta | None
     oldest_event_id: str | None
     failures: list[tuple[str, int]] = field(default_factory=list)  # (lastError, count)
     failures_read: int = 0  # how many FAILED events were grouped (at most max_failures)
+    # PENDING events without a timestamp nextAttemptAt (the relay leases them at once), and
+    # the ids of the first few.
+    unscheduled: int = 0
+    unscheduled_ids: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +48,8 @@ class OutboxStatus:
             "oldestEligibleEventId": self.oldest_event_id,
             "failures": [{"lastError": error, "count": n} for error, n in self.failures],
             "failuresRead": self.failures_read,
+            "unscheduled": self.unscheduled,
+            "unscheduledEventIds": self.unscheduled_ids,
         }
 
 
@@ -67,10 +78,23 @@ def read_status(
         waiting.append((now - snapshot.get("nextAttemptAt"), snapshot.id))
     for snapshot in store.abandoned(expired_before, 1):
         waiting.append((expired_before - snapshot.get("updatedAt"), snapshot.id))
+    unscheduled = find_unscheduled(store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
+    for snapshot in unscheduled.found:  # eligible since they were created
+        created = snapshot.get("createdAt")
+        if isinstance(created, datetime.datetime):
+            waiting.append((now - created, snapshot.id))
     lag, oldest = max(waiting) if waiting else (None, None)
     failures = _failures(events, max_failures)
     return OutboxStatus(
-        counts, due, stuck, lag, oldest, failures.most_common(), sum(failures.values())
+        counts,
+        due + unscheduled.count,
+        stuck,
+        lag,
+        oldest,
+        failures.most_common(),
+        sum(failures.values()),
+        unscheduled.count,
+        [snapshot.id for snapshot in unscheduled.found[:_UNSCHEDULED_NAMED]],
     )
 
 

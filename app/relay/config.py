@@ -6,12 +6,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.signing import parse_secrets
+from app.urls import url_problem
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -44,6 +44,8 @@ class RelayConfig:
     firestore_timeout_seconds: float = 10.0
     # How long a PROCESSED event is kept: the relay stamps `expireAt` for a TTL policy.
     retention_seconds: float = DEFAULT_RETENTION_SECONDS
+    # CHANNEL results in a row (the channel, not the event, is broken) that stop a run.
+    breaker_threshold: int = 3
     event_source: str | None = None
     fc_endpoint: str | None = None
     fc_service: str | None = None
@@ -72,6 +74,7 @@ class RelayConfig:
         if self.batch_size > MAX_WRITES_PER_BATCH:
             raise ConfigError(f"RELAY_BATCH_SIZE must be at most {MAX_WRITES_PER_BATCH}")
         _at_least("RELAY_CONCURRENCY", self.concurrency, 1)
+        _at_least("RELAY_BREAKER_THRESHOLD", self.breaker_threshold, 1)
         for variable, seconds in (
             ("RELAY_BACKOFF_BASE_SECONDS", self.backoff_base_seconds),
             ("RELAY_TIME_BUDGET_SECONDS", self.time_budget_seconds),
@@ -142,6 +145,7 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
     "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", float),
     "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
     "retention_seconds": ("OUTBOX_RETENTION_SECONDS", float),
+    "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", int),
 }
 
 
@@ -189,9 +193,11 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
 
 
 def _check_url(variable: str, url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"{variable} must be an http:// or https:// URL")
+    # The message names the problem, never the URL: its path, query or user info may hold a
+    # token.
+    problem = url_problem(url)
+    if problem:
+        raise ConfigError(f"{variable} must be a usable http:// or https:// URL: {problem}")
 
 
 def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:

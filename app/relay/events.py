@@ -41,9 +41,11 @@ class OutboxEvent:
         created_at = data.get("createdAt")
         if not isinstance(created_at, datetime.datetime):
             raise PoisonEvent(f"createdAt must be a timestamp, got {_short(created_at)}")
-        attempts = data.get("attempts")
-        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
-            raise PoisonEvent(f"attempts must be a whole number >= 0, got {_short(attempts)}")
+        attempts = whole_number(data.get("attempts"))
+        if attempts is None or attempts < 0:
+            raise PoisonEvent(
+                f"attempts must be a whole number >= 0, got {_short(data.get('attempts'))}"
+            )
         payload = data.get("payload")
         if not isinstance(payload, Mapping):
             raise PoisonEvent(f"payload must be a map, got {type(payload).__name__}")
@@ -60,6 +62,18 @@ class OutboxEvent:
             attempts=attempts,
             body=body,
         )
+
+
+def whole_number(value: Any) -> int | None:
+    """`value` as an int when it is a whole number: another producer's SDK (JavaScript's, for
+    one) may store `0` as the double `0.0`. None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def encode_json(value: Any, *, indent: int | None = None) -> bytes:

@@ -9,8 +9,9 @@ raises a JSON decoding error instead of `FcError` when an error body is not JSON
 
 An event function sees no HTTP headers, so the payload is the CloudEvent in structured mode:
 `{"specversion", "id", "type", "source", "subject", "time", "datacontenttype", "data"}`,
-with `data` last and, when signing, the signature as the `outboxsignature` attribute
-(`app.signing.verify_structured` checks it). The invocation itself is authenticated by
+with `data` last and, when signing, the Standard Webhooks signature as the `webhookid`,
+`webhooktimestamp` and `webhooksignature` attributes (`app.signed_events.verify_event` checks
+them). The invocation itself is authenticated by
 Function Compute.
 """
 
@@ -22,12 +23,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-import urllib3
 from fc2.auth import Auth
 
+from app.relay.answers import Answer
 from app.relay.http import USER_AGENT, HttpTransport
-from app.relay.publishers import Delivery, Outcome, PublishResult, classify_status
-from app.signing import SIGNATURE_ATTRIBUTE, Signer
+from app.relay.publishers import (
+    Delivery,
+    Outcome,
+    PublishResult,
+    classify_status,
+    cloudevent_attributes,
+    header_value,
+)
+from app.signing import Signature, Signer
 
 API_VERSION = "2016-08-15"
 
@@ -80,7 +88,7 @@ class FcPublisher:
     def publish(self, delivery: Delivery) -> PublishResult:
         signature = None
         if self._signer is not None:
-            signature = self._signer.sign(delivery.event_id, delivery.source, delivery.body)
+            signature = self._signer.sign(cloudevent_attributes(delivery), delivery.body)
         body = structured_cloudevent(delivery, signature)
         headers = {
             "host": self._host,
@@ -89,36 +97,62 @@ class FcPublisher:
             "content-length": str(len(body)),
             "user-agent": USER_AGENT,
             "x-fc-invocation-type": "Async" if self._target.asynchronous else "Sync",
-            "x-fc-trace-id": delivery.event_id,
+            "x-fc-trace-id": header_value(delivery.event_id),
         }
         if self._target.security_token:
             headers["x-fc-security-token"] = self._target.security_token
         headers["authorization"] = self._auth.sign_request("POST", self._path, headers)
-        return self._transport.post(self._url, body, headers, outcome_of=_outcome)
+        return self._transport.post(
+            self._url, body, headers, deadline=delivery.deadline, outcome_of=_outcome
+        )
 
     def close(self) -> None:
+        """Close the pooled connections."""
         self._transport.close()
 
 
-def structured_cloudevent(delivery: Delivery, signature: str | None = None) -> bytes:
+def structured_cloudevent(delivery: Delivery, signature: Signature | None = None) -> bytes:
     """The delivery as one CloudEvents 1.0 JSON document, its data spliced in unparsed, last."""
-    envelope: dict[str, str] = {
-        "specversion": "1.0",
-        "id": delivery.event_id,
-        "type": delivery.event_type,
-        "source": delivery.source,
-        "subject": delivery.subject,
-        "time": delivery.time,
-        "datacontenttype": "application/json",
-    }
+    envelope = cloudevent_attributes(delivery)
     if signature is not None:
-        envelope[SIGNATURE_ATTRIBUTE] = signature
+        envelope.update(signature.attributes())
     head = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))[:-1]
     return head.encode() + b',"data":' + delivery.body + b"}"
 
 
-def _outcome(response: urllib3.BaseHTTPResponse) -> Outcome:
-    outcome = classify_status(response.status)
-    if outcome is Outcome.DELIVERED and response.headers.get("X-Fc-Error-Type"):
+# Function Compute's error codes that say the invocation cannot work however often it is tried
+# (credentials, permission, a function or version that is not there), whatever the status.
+_CHANNEL_ERRORS = frozenset(
+    {
+        "AccessDenied",
+        "InvalidAccessKeyId",
+        "SignatureNotMatch",
+        "InvalidSecurityToken",
+        "SecurityTokenExpired",
+        "RequestTimeTooSkewed",
+        "ServiceNotFound",
+        "FunctionNotFound",
+        "AliasNotFound",
+        "VersionNotFound",
+        "QualifierNotFound",
+    }
+)
+
+
+def _outcome(answer: Answer) -> Outcome:
+    outcome = classify_status(answer.status)
+    if outcome is Outcome.DELIVERED and answer.headers.get("X-Fc-Error-Type"):
         return Outcome.RETRY  # the function ran and failed
+    if outcome is not Outcome.DELIVERED and _error_code(answer.excerpt) in _CHANNEL_ERRORS:
+        return Outcome.CHANNEL
     return outcome
+
+
+def _error_code(excerpt: str) -> str | None:
+    """`ErrorCode` of an FC error body (`{"ErrorCode": ..., "ErrorMessage": ...}`)."""
+    try:
+        body = json.loads(excerpt)
+    except ValueError:
+        return None
+    code = body.get("ErrorCode") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import urllib.request
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -10,16 +11,23 @@ from urllib.parse import urlsplit
 import certifi
 import urllib3
 
+from app.masking import masker
+from app.relay.answers import MAX_ANSWER_BYTES, Answer, read_answer
 from app.relay.publishers import (
     Delivery,
     Outcome,
     PublishResult,
     bounded_error,
     classify_status,
+    cloudevent_attributes,
     cloudevent_headers,
     parse_retry_after,
 )
-from app.signing import SIGNATURE_HEADER, Signer
+from app.relay.wire import POOL_CLASSES, attempt_deadline
+from app.signing import Signer
+from app.urls import split_credentials, url_secrets
+
+__all__ = ["MAX_ANSWER_BYTES", "HttpPublisher", "HttpTransport", "url_secrets"]
 
 USER_AGENT = "firestore-outbox-relay/0.1"
 
@@ -32,8 +40,11 @@ class HttpTransport:
     bookkeeping (environment, cookies, hooks) against 0.3 ms here, and at the relay's rates
     that CPU, not the network, was the limit. Like `requests` it verifies TLS against
     certifi's bundle and goes through the proxy `HTTP(S)_PROXY` names unless `NO_PROXY`
-    exempts the host. `connect_timeout` bounds the TCP/TLS set-up and `read_timeout` each
-    wait for the answer. Every string in `secrets` is replaced by `***` in error messages.
+    exempts the host. Each attempt ends by its deadline: the earlier of the one it is given
+    and `connect_timeout + read_timeout` from its start, enforced on every connect, send and
+    read (`app.relay.wire`); `read_timeout` also bounds each wait for bytes. At most
+    `MAX_ANSWER_BYTES` of an answer are read. Every spelling of each string in `secrets` is
+    replaced by `***` in error messages.
     """
 
     def __init__(
@@ -44,16 +55,17 @@ class HttpTransport:
         pool_size: int = 16,
         secrets: Iterable[str] = (),
     ) -> None:
+        self._bound = connect_timeout + read_timeout
         self._options: dict[str, Any] = {
             "maxsize": pool_size,
             "retries": False,
             "timeout": urllib3.Timeout(connect=connect_timeout, read=read_timeout),
             "ca_certs": certifi.where(),
         }
-        self._direct = urllib3.PoolManager(**self._options)
+        self._direct = self._pooled(urllib3.PoolManager(**self._options))
         self._proxied: dict[str, urllib3.ProxyManager] = {}
         self._managers: dict[tuple[str, str], urllib3.PoolManager] = {}
-        self._secrets = [secret for secret in secrets if secret]
+        self._mask = masker(secrets)
 
     def post(
         self,
@@ -61,25 +73,37 @@ class HttpTransport:
         body: bytes,
         headers: dict[str, str],
         *,
-        outcome_of: Callable[[urllib3.BaseHTTPResponse], Outcome] | None = None,
+        deadline: float | None = None,
+        outcome_of: Callable[[Answer], Outcome] | None = None,
     ) -> PublishResult:
-        """POST and classify: by status code, or by `outcome_of(response)` when given."""
+        """POST and classify: by status code, or by `outcome_of(answer)` when given."""
+        bound = time.monotonic() + self._bound
+        deadline = bound if deadline is None else min(deadline, bound)
         try:
-            response = self._manager(url).request(
-                "POST", url, body=body, headers=headers, redirect=False
-            )
-        except urllib3.exceptions.HTTPError as exc:
-            return self._failure(Outcome.RETRY, _describe(exc))
-        outcome = (outcome_of or _by_status)(response)
+            with attempt_deadline(deadline):
+                response = self._manager(url).request(
+                    "POST",
+                    url,
+                    body=body,
+                    headers=headers,
+                    redirect=False,
+                    preload_content=False,
+                    decode_content=False,
+                )
+                answer = read_answer(response)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if time.monotonic() >= deadline:  # whatever broke, the deadline is why
+                return self._failure(Outcome.RETRY, f"timeout: deadline: {_name(exc)}")
+            return self._failure(*_describe(exc))
+        outcome = (outcome_of or _by_status)(answer)
         if outcome is Outcome.DELIVERED:
             return PublishResult.delivered()
-        # Any body will do, JSON or not: only an excerpt is kept.
-        excerpt = response.data[:200].decode("utf-8", "replace").strip()
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        error = f"HTTP {response.status}" + (f": {excerpt}" if excerpt else "")
+        retry_after = parse_retry_after(answer.headers.get("Retry-After"))
+        error = f"HTTP {answer.status}" + (f": {answer.excerpt}" if answer.excerpt else "")
         return self._failure(outcome, error, retry_after)
 
     def close(self) -> None:
+        """Close every pooled connection."""
         self._direct.clear()
         for manager in self._proxied.values():
             manager.clear()
@@ -95,34 +119,51 @@ class HttpTransport:
             else:
                 if proxy not in self._proxied:
                     self._proxied[proxy] = urllib3.ProxyManager(proxy, **self._options)
+                    self._pooled(self._proxied[proxy])
                 manager = self._proxied[proxy]
             self._managers[key] = manager
+        return manager
+
+    @staticmethod
+    def _pooled(manager: urllib3.PoolManager) -> urllib3.PoolManager:
+        manager.pool_classes_by_scheme = POOL_CLASSES  # deadline and interim answers
         return manager
 
     def _failure(
         self, outcome: Outcome, error: str, retry_after: float | None = None
     ) -> PublishResult:
-        return PublishResult(outcome, bounded_error(error, self._secrets), retry_after)
+        return PublishResult(outcome, bounded_error(error, self._mask), retry_after)
 
 
-def _describe(exc: urllib3.exceptions.HTTPError) -> str:
-    """`timeout: ...` for a timeout, `ConnectionError: ...` for a connection that failed."""
-    errors = urllib3.exceptions
-    if isinstance(exc, errors.NewConnectionError):  # a subclass of ConnectTimeoutError
-        return f"ConnectionError: {exc}"
-    if isinstance(exc, errors.ReadTimeoutError):
-        return f"timeout: ReadTimeout: {exc}"
-    if isinstance(exc, errors.ConnectTimeoutError):
-        return f"timeout: ConnectTimeout: {exc}"
-    if isinstance(exc, (errors.ProtocolError, errors.ProxyError, errors.SSLError)):
-        return f"ConnectionError: {type(exc).__name__}: {exc}"
+def _name(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _describe(exc: BaseException) -> tuple[Outcome, str]:
+    """Failures before a connection exists (DNS, refused, TLS, proxy, connect timeout) are
+    the channel's: nothing reached the downstream. Timeouts and resets after connecting may
+    have reached it and may pass: they are retried."""
+    errors = urllib3.exceptions
+    if isinstance(exc, errors.NewConnectionError):  # refused, unresolved: before connect
+        return Outcome.CHANNEL, f"ConnectionError: {exc}"
+    if isinstance(exc, errors.ConnectTimeoutError):
+        return Outcome.CHANNEL, f"timeout: ConnectTimeout: {exc}"
+    if isinstance(exc, (errors.SSLError, errors.ProxyError)):
+        return Outcome.CHANNEL, f"ConnectionError: {_name(exc)}"
+    if isinstance(exc, errors.ReadTimeoutError):
+        return Outcome.RETRY, f"timeout: ReadTimeout: {exc}"
+    if isinstance(exc, errors.ProtocolError):
+        return Outcome.RETRY, f"ConnectionError: {_name(exc)}"
+    return Outcome.RETRY, _name(exc)
 
 
 class HttpPublisher:
     """POSTs each event to `url` in CloudEvents binary mode, signed by `signer` when given.
-    The URL may carry a token in its path, query or user info: those parts, and every string
-    in `secrets`, never reach an error message."""
+
+    The URL may carry a token in its path or query: those parts, in every spelling, and every
+    string in `secrets`, never reach an error message. User info in the URL
+    (`https://user:password@host/...`) is sent as HTTP Basic authentication, never in the
+    request line."""
 
     def __init__(
         self,
@@ -134,7 +175,7 @@ class HttpPublisher:
         signer: Signer | None = None,
         secrets: Iterable[str] = (),
     ) -> None:
-        self._url = url
+        self._url, self._authorization = split_credentials(url)
         self._signer = signer
         self._transport = HttpTransport(
             connect_timeout=connect_timeout,
@@ -145,25 +186,17 @@ class HttpPublisher:
 
     def publish(self, delivery: Delivery) -> PublishResult:
         headers = {"User-Agent": USER_AGENT, **cloudevent_headers(delivery)}
-        if self._signer is not None:
-            headers[SIGNATURE_HEADER] = self._signer.sign(
-                delivery.event_id, delivery.source, delivery.body
-            )
-        return self._transport.post(self._url, delivery.body, headers)
+        if self._authorization:
+            headers["Authorization"] = self._authorization
+        if self._signer is not None:  # signs the attribute values, not their header forms
+            signature = self._signer.sign(cloudevent_attributes(delivery), delivery.body)
+            headers.update(signature.headers())
+        return self._transport.post(self._url, delivery.body, headers, deadline=delivery.deadline)
 
     def close(self) -> None:
+        """Close the pooled connections."""
         self._transport.close()
 
 
-def url_secrets(url: str) -> list[str]:
-    """The spellings of `url`'s credential-bearing parts that error messages may contain:
-    urllib3 names the request target (path and query), requests sometimes the whole URL."""
-    parts = urlsplit(url)
-    target = parts.path + (f"?{parts.query}" if parts.query else "")
-    userinfo = parts.netloc.rpartition("@")[0]
-    secrets = [url, target if len(target) > 1 else "", f"{userinfo}@" if userinfo else ""]
-    return [s for s in secrets if s]
-
-
-def _by_status(response: urllib3.BaseHTTPResponse) -> Outcome:
-    return classify_status(response.status)
+def _by_status(answer: Answer) -> Outcome:
+    return classify_status(answer.status)

@@ -10,40 +10,36 @@ Whoever writes first moves the document to T1 and every other writer holding T0 
 so two overlapping invocations can never both hold one event. Settling is conditional on the
 lease's own T1: if the lease expired and another relay took the event back (T2), the late
 settle is refused and logged instead of overwriting the newer state. The writes go out in one
-`BatchWrite`, which applies each write on its own, so losing one race never costs the rest.
+`BatchWrite` (`app.cas`), which applies each write on its own, so losing one race never costs
+the rest, and a write Firestore refuses (a document pushed over 1 MiB) parks only its event.
+
+Every answer's time (read times, commit times) sets the store's `clock`: the relay compares
+server timestamps only with Firestore's own "now".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 from google.api_core.retry import Retry
 from google.cloud.firestore import FieldFilter
-from google.rpc import code_pb2
 
+from app import cas
+from app.cas import Change, WriteOutcome, Written
 from app.domain import EventStatus
-from app.relay.reads import Found, run_query
-from app.relay.writes import batch_write, update_pb
+from app.firestore_raw import Found, run_query
+from app.relay.clock import ServerClock
+from app.relay.transitions import parked
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot, Watch
+    from google.cloud.firestore import Client, DocumentSnapshot, Watch
 
-# The precondition failed (someone else wrote first) or the document is gone (purged).
-_LOST = frozenset({code_pb2.FAILED_PRECONDITION, code_pb2.NOT_FOUND})
-
-
-@dataclass(frozen=True)
-class Change:
-    """Write `fields` to `ref` (delete it when `fields` is None) only if it was last updated
-    at `expected_update_time`."""
-
-    ref: DocumentReference
-    expected_update_time: datetime.datetime
-    fields: Mapping[str, Any] | None
+__all__ = ["Change", "LeaseStore", "Written"]
 
 
 class LeaseStore:
@@ -51,16 +47,17 @@ class LeaseStore:
 
     def __init__(self, db: Client, collection: str, *, timeout: float) -> None:
         self._db = db
-        self._collection = db.collection(collection)
+        self.collection = db.collection(collection)
         self._timeout = timeout
+        self.clock = ServerClock()
 
     def pending(self, due_by: datetime.datetime, limit: int) -> list[Found]:
         """`PENDING` events whose `nextAttemptAt` has come, oldest first."""
-        return self._query(EventStatus.PENDING, "nextAttemptAt", due_by, limit)
+        return self.run(self.due_query(EventStatus.PENDING, "nextAttemptAt", due_by, limit))
 
     def abandoned(self, leased_before: datetime.datetime, limit: int) -> list[Found]:
         """`PROCESSING` events whose lease (`updatedAt`) is older than `leased_before`."""
-        return self._query(EventStatus.PROCESSING, "updatedAt", leased_before, limit)
+        return self.run(self.due_query(EventStatus.PROCESSING, "updatedAt", leased_before, limit))
 
     def watch_pending(
         self, limit: int, on_change: Callable[[list[DocumentSnapshot[Any]]], None]
@@ -68,64 +65,101 @@ class LeaseStore:
         """Listen to the `limit` `PENDING` events due first; `on_change(documents)` gets the
         whole window, in `nextAttemptAt` order, each time it changes. Firestore bills one
         read per document entering the window, and nothing while it stays the same."""
-        watch: Watch = self.window_query(limit).on_snapshot(
-            lambda documents, _changes, _read_time: on_change(documents)
-        )
+
+        def changed(documents: Any, _changes: Any, read_time: datetime.datetime) -> None:
+            self.clock.observe(read_time)
+            on_change(documents)
+
+        watch: Watch = self.window_query(limit).on_snapshot(changed)
         return watch
 
     def window_query(self, limit: int) -> Any:
         """The first `limit` `PENDING` events by `nextAttemptAt`, due or not."""
         return (
-            self._collection.where(filter=FieldFilter("status", "==", EventStatus.PENDING.value))
+            self.collection.where(filter=FieldFilter("status", "==", EventStatus.PENDING.value))
             .order_by("nextAttemptAt")
             .limit(limit)
         )
-
-    def write_if_unchanged(self, changes: Sequence[Change]) -> list[datetime.datetime | None]:
-        """Apply each change on its own; per change, the new update time (the old one for a
-        delete), or None if the document had changed or was gone. Any other refusal raises
-        `GoogleAPIError`."""
-        if not changes:
-            return []
-        answers = batch_write(
-            self._db,
-            [update_pb(c.ref, c.fields, c.expected_update_time) for c in changes],
-            retry=self._retry(),
-            timeout=self._timeout,
-        )
-        results: list[datetime.datetime | None] = []
-        for change, (code, message, update_time) in zip(changes, answers, strict=True):
-            if code == code_pb2.OK:
-                # A delete has no new update time: the one it had stands for "done".
-                results.append(update_time or change.expected_update_time)
-            elif code in _LOST:
-                results.append(None)
-            else:
-                raise google_exceptions.from_grpc_status(  # type: ignore[no-untyped-call]
-                    code, f"writing {change.ref.path}: {message}"
-                )
-        return results
 
     def due_query(
         self, status: EventStatus, field: str, bound: datetime.datetime, limit: int
     ) -> Any:
         """Events in `status` whose `field` is at most `bound`, in `field` order."""
         return (
-            self._collection.where(filter=FieldFilter("status", "==", status.value))
+            self.collection.where(filter=FieldFilter("status", "==", status.value))
             .where(filter=FieldFilter(field, "<=", bound))
             .order_by(field)
             .limit(limit)
         )
 
-    def _query(
-        self, status: EventStatus, field: str, bound: datetime.datetime, limit: int
-    ) -> list[Found]:
-        query = self.due_query(status, field, bound, limit)
-        return run_query(self._db, query, retry=self._retry(), timeout=self._timeout)
+    def run(self, query: Any) -> list[Found]:
+        """The documents `query` returns, decoded once; its read time sets the clock."""
+        sent_at = time.monotonic()
+        result = run_query(self._db, query, retry=self._retry(), timeout=self._timeout)
+        self.clock.observe(result.read_time, sent_at)
+        return result.found
+
+    def count_at(
+        self, query: Any, read_time: datetime.datetime | None
+    ) -> tuple[int, datetime.datetime]:
+        """How many documents `query` matches at `read_time` (None: now), and the read time
+        (an aggregation, billed one read per 1,000 matched)."""
+        sent_at = time.monotonic()
+        [[result]] = query.count(alias="n").get(
+            retry=self._retry(), timeout=self._timeout, read_time=read_time
+        )
+        if read_time is None:  # a read at a past time says nothing about now
+            self.clock.observe(result.read_time, sent_at)
+        return int(result.value), result.read_time
+
+    def write(self, changes: Sequence[Change]) -> list[Written]:
+        """Each change's outcome (`app.cas`). A write Firestore refuses for itself parks its
+        event instead: FAILED with the reason, in a write that shrinks the document (a
+        shorter status, a short `lastError`); the `Written` stays `REFUSED`, with
+        `update_time` set when the park was applied."""
+        written = self._write(changes)
+        refused = [n for n, w in enumerate(written) if w.outcome is WriteOutcome.REFUSED]
+        for with_reason in (True, False):  # without any reason if even that was refused
+            refused = [n for n in refused if not written[n].transient]
+            parks = [
+                Change(
+                    changes[n].ref,
+                    changes[n].expected_update_time,
+                    parked(written[n].reason if with_reason else None),
+                )
+                for n in refused
+            ]
+            left = []
+            for n, park in zip(refused, self._write(parks), strict=True):
+                if park.applied:
+                    written[n] = dataclasses.replace(written[n], update_time=park.update_time)
+                elif park.outcome is WriteOutcome.REFUSED:
+                    left.append(n)
+            refused = left
+        return written
+
+    def write_if_unchanged(self, changes: Sequence[Change]) -> list[datetime.datetime | None]:
+        """For the operations commands: per change the new update time, or None if the
+        document had changed or was gone; a refused write raises `GoogleAPIError`."""
+        results: list[datetime.datetime | None] = []
+        for change, written in zip(changes, self._write(changes), strict=True):
+            if written.outcome is WriteOutcome.REFUSED:
+                raise google_exceptions.from_grpc_status(  # type: ignore[no-untyped-call]
+                    written.code, f"writing {change.ref.path}: {written.reason}"
+                )
+            results.append(written.update_time)
+        return results
+
+    def _write(self, changes: Sequence[Change]) -> list[Written]:
+        sent_at = time.monotonic()
+        written = cas.write_if_unchanged(
+            self._db, changes, retry=self._retry(), timeout=self._timeout
+        )
+        for change, result in zip(changes, written, strict=True):
+            if result.applied and change.fields is not None:  # a commit time (not a delete)
+                self.clock.observe(result.update_time, sent_at)
+        return written
 
     def _retry(self) -> Retry:
         # Transient errors are retried, but never past the relay's own Firestore timeout.
-        # A BatchWrite retried after its answer was lost finds its own earlier writes and
-        # reports them as lost races: such an event waits out one lease and is taken back,
-        # so the cost is a delay, never a lost or doubled state change.
         return Retry(initial=0.1, maximum=1.0, timeout=self._timeout)

@@ -9,9 +9,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import quote
+
+from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
+from app.masking import Masker, masker
 
 MAX_ERROR_LENGTH = 500
-REDACTED = "***"
 
 
 @dataclass(frozen=True)
@@ -57,31 +60,65 @@ class Publisher(Protocol):
         ...
 
 
-def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
-    """CloudEvents 1.0 HTTP binary mode, plus `Idempotency-Key`."""
+def cloudevent_attributes(delivery: Delivery) -> dict[str, str]:
+    """The CloudEvents attributes of a delivery, as values (what `app.signing` signs)."""
     return {
-        "Content-Type": "application/json",
-        "ce-specversion": "1.0",
-        "ce-id": delivery.event_id,
-        "ce-type": delivery.event_type,
-        "ce-source": delivery.source,
-        "ce-time": delivery.time,
-        "ce-subject": delivery.subject,
-        "Idempotency-Key": delivery.event_id,
+        "specversion": "1.0",
+        "id": delivery.event_id,
+        "type": delivery.event_type,
+        "source": delivery.source,
+        "subject": delivery.subject,
+        "time": delivery.time,
+        "datacontenttype": "application/json",
     }
 
 
+def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
+    """CloudEvents 1.0 HTTP binary mode, plus `Idempotency-Key`; every value encoded by
+    `header_value`, so any id, type or subject travels and comes back as it was."""
+    return {
+        "Content-Type": "application/json",
+        "ce-specversion": "1.0",
+        "ce-id": header_value(delivery.event_id),
+        "ce-type": header_value(delivery.event_type),
+        "ce-source": header_value(delivery.source),
+        "ce-time": header_value(delivery.time),
+        "ce-subject": header_value(delivery.subject),
+        "Idempotency-Key": header_value(delivery.event_id),
+    }
+
+
+# The CloudEvents HTTP binding (1.0, section 3.1.3.2): printable ASCII travels as itself,
+# except space, `"` and `%`; everything else as `%XX` of its UTF-8 bytes.
+_HEADER_SAFE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) not in ' "%')
+_NEEDS_ENCODING = re.compile(r'[^\x21-\x7e]|["%]')
+
+
+def header_value(value: str) -> str:
+    """`value` percent-encoded as the CloudEvents HTTP binding says (a no-op for the usual
+    ids and types): a control or non-Latin-1 character would break the request."""
+    if not _NEEDS_ENCODING.search(value):
+        return value  # the usual case, and the cheap one
+    # surrogatepass: a lone surrogate cannot be stored by Firestore, but must not crash here.
+    return quote(value.encode("utf-8", "surrogatepass"), safe=_HEADER_SAFE)
+
+
 _RETRIED_STATUSES = frozenset({408, 425, 429})
+# The endpoint refuses us or is not there: the channel is broken, not the event.
+_CHANNEL_STATUSES = frozenset({401, 403, 404, 405})
 
 
 def classify_status(status: int) -> Outcome:
-    """2xx delivered; 408, 425, 429 and 5xx retried; any other 4xx rejected.
+    """2xx delivered; 408, 425, 429 and 5xx retried; 401, 403, 404, 405 the channel's fault;
+    any other 4xx rejected.
 
     Anything else (1xx, 3xx: the relay follows no redirect) is retried, so an unexpected answer
     costs attempts but never drops an event unseen.
     """
     if 200 <= status < 300:
         return Outcome.DELIVERED
+    if status in _CHANNEL_STATUSES:
+        return Outcome.CHANNEL
     if 400 <= status < 500 and status not in _RETRIED_STATUSES:
         return Outcome.REJECTED
     return Outcome.RETRY
@@ -112,10 +149,11 @@ def error_class(result: PublishResult) -> str:
     return match.group(1) if match else result.outcome.value
 
 
-def bounded_error(text: str, secrets: Iterable[str] = ()) -> str:
-    """One line of at most `MAX_ERROR_LENGTH` characters with every secret replaced."""
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+def bounded_error(text: str, secrets: Iterable[str] | Masker = ()) -> str:
+    """One line of at most `MAX_ERROR_LENGTH` characters with every secret, in every
+    spelling (`app.masking.Masker`), replaced."""
+    mask = secrets if isinstance(secrets, Masker) else masker(secrets)
+    text = mask(text)
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) > MAX_ERROR_LENGTH:
         text = text[: MAX_ERROR_LENGTH - 3] + "..."

@@ -5,24 +5,33 @@ settler's thread takes everything that has arrived so far and settles it with on
 `BatchWrite`; while that write is in flight the next results pile up for the following one.
 So a slow publish never holds back the settles of the fast ones, and under load every write
 carries many settles without a timer deciding when to flush.
+
+Each event is settled by its own outcome: a write Firestore refuses parks only its event, and
+transient failures (of the whole call or of single writes) are retried with backoff until the
+run's deadline, so one hiccup does not leave every delivered event PROCESSING to be delivered
+again after the lock timeout.
 """
 
 from __future__ import annotations
 
-import datetime
+import itertools
 import logging
+import math
 import queue
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
+from app.cas import Change, WriteOutcome, Written
 from app.logs import log_event
 from app.relay.config import RelayConfig
 from app.relay.events import OutboxEvent
-from app.relay.leases import Change, LeaseStore
+from app.relay.leases import LeaseStore
+from app.relay.outcomes import TRANSIENT_ERRORS, backoff_pause, count_refused
 from app.relay.publishers import Outcome, PublishResult, error_class
 from app.relay.transitions import settlement
 
@@ -44,8 +53,10 @@ _STOP = None
 
 class Settler:
     """A thread that settles `(lease, result)` pairs; `done(n)` is called after each write
-    with the number of leases it settled (or lost). A Firestore error stops it and is raised
-    by `close()`; leases it could not settle are taken back after the lock timeout."""
+    with the number of leases it settled (or lost). Transient failures are retried until
+    `deadline` (monotonic; with none, for one lock timeout); a lasting Firestore error stops
+    it and is raised by `close()`. Leases it could not settle are taken back after the lock
+    timeout."""
 
     def __init__(
         self,
@@ -53,8 +64,12 @@ class Settler:
         config: RelayConfig,
         rng: random.Random,
         done: Callable[[int], None],
+        *,
+        deadline: float = math.inf,
     ) -> None:
         self.tally: Counter[str] = Counter()
+        self._deadline = deadline
+        self._late: Exception | None = None
         self._store = store
         self._config = config
         self._rng = rng
@@ -118,7 +133,8 @@ class Settler:
                 self._done(len(items))
 
     def _settle(self, items: list[tuple[Lease, PublishResult | None]]) -> None:
-        now = datetime.datetime.now(datetime.timezone.utc)
+        # Firestore's time, never early: a retry's nextAttemptAt and expireAt count from it.
+        now = self._store.clock.latest()
         changes, kinds = [], []
         for lease, result in items:
             kind, fields = settlement(lease.attempt, result, self._config, now=now, rng=self._rng)
@@ -137,40 +153,56 @@ class Settler:
                 )
             changes.append(Change(lease.change.ref, lease.change.expected_update_time, fields))
             kinds.append(kind)
-        written = self._store.write_if_unchanged(changes)
-        for (lease, _), kind, update_time in zip(items, kinds, written, strict=True):
-            if update_time is None:
-                self.tally["lostLeases"] += 1
-                log_event(
-                    logger,
-                    logging.WARNING,
-                    "relay.lease_lost",
-                    f"lost the lease on event {lease.event.event_id} before settling it as "
-                    f"{kind}; left as it is",
-                    eventId=lease.event.event_id,
-                    attempt=lease.attempt,
-                    outcome=kind,
-                )
-            else:
-                self.tally[kind] += 1
+        self._late = None
+        for (lease, _), kind, written in zip(items, kinds, self._write(changes), strict=True):
+            self._count(lease, kind, written)
+        if self._late is not None:
+            raise self._late  # Firestore stayed unreachable: the run stops with an error
 
+    def _write(self, changes: list[Change]) -> list[Written | None]:
+        """Every change's outcome (None: not settled in time), retrying transient failures
+        with backoff until the deadline; a lasting error is raised after counting."""
+        deadline = self._deadline
+        if math.isinf(deadline):
+            deadline = time.monotonic() + self._config.lock_timeout_seconds
+        written: list[Written | None] = [None] * len(changes)
+        todo = list(range(len(changes)))
+        for attempt in itertools.count(1):
+            error: Exception | None = None
+            try:
+                for n, result in zip(
+                    todo, self._store.write([changes[n] for n in todo]), strict=True
+                ):
+                    written[n] = result
+            except TRANSIENT_ERRORS as exc:
+                error = exc
+            todo = [n for n in todo if (w := written[n]) is None or w.transient]
+            pause = backoff_pause(attempt, self._rng)
+            if not todo:
+                break
+            if time.monotonic() + pause >= deadline:
+                self._late = error  # what is left stays PROCESSING until its lease expires
+                break
+            self.tally["settleRetries"] += 1
+            time.sleep(pause)
+        return written
 
-class InFlight:
-    """How many leased events are not settled yet; the relay waits on it before leasing."""
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._changed = threading.Condition()
-
-    def acquire(self, count: int) -> None:
-        with self._changed:
-            self._count += count
-
-    def release(self, count: int) -> None:
-        with self._changed:
-            self._count -= count
-            self._changed.notify_all()
-
-    def wait_below(self, limit: int, timeout: float | None = None) -> bool:
-        with self._changed:
-            return self._changed.wait_for(lambda: self._count < limit, timeout)
+    def _count(self, lease: Lease, kind: str, written: Written | None) -> None:
+        event_id = lease.event.event_id
+        if written is None or written.transient:
+            self.tally["unsettled"] += 1
+        elif written.applied:
+            self.tally[kind] += 1
+        elif written.outcome is WriteOutcome.LOST:
+            self.tally["lostLeases"] += 1
+            log_event(
+                logger,
+                logging.WARNING,
+                "relay.lease_lost",
+                f"lost the lease on event {event_id} before settling it as {kind}; left as it is",
+                eventId=event_id,
+                attempt=lease.attempt,
+                outcome=kind,
+            )
+        else:
+            count_refused(self.tally, event_id, lease.attempt, written, kind)

@@ -27,6 +27,11 @@ from app.relay.publishers import Outcome, PublishResult, bounded_error
 
 # The TTL field: a Firestore TTL policy on it deletes a PROCESSED event after its retention.
 EXPIRE_AT = "expireAt"
+# `processingInstanceId` comes from Function Compute's request id or the caller: bounded like
+# `lastError`, so a long one cannot push a document over Firestore's 1 MiB.
+MAX_INSTANCE_ID_LENGTH = 128
+# A parked write must be small enough to pass where a larger one was refused.
+MAX_PARKED_REASON_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -50,14 +55,14 @@ def plan_lease(
         fields.update(status=EventStatus.FAILED.value, lastError=error)
         return LeasePlan("poisoned", None, fields, reclaim)
     if reclaim:
-        holder = bounded_error(str(data.get("processingInstanceId")))
+        holder = bounded_instance_id(str(data.get("processingInstanceId")))
         fields["lastError"] = f"lease by {holder} abandoned during attempt {event.attempts}"
         if event.attempts >= max_attempts:
             fields["status"] = EventStatus.FAILED.value
             return LeasePlan("exhausted", event, fields, reclaim)
     fields.update(
         status=EventStatus.PROCESSING.value,
-        processingInstanceId=instance,
+        processingInstanceId=bounded_instance_id(instance),
         attempts=event.attempts + 1,
     )
     return LeasePlan("leased", event, fields, reclaim)
@@ -74,8 +79,16 @@ def settlement(
     """How attempt number `attempt` ends: ("processed" | "retried" | "failed" | "released",
     the fields to write). `result` None means the event was never sent."""
     fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
-    if result is None:  # handed back without spending the attempt
-        fields.update(status=EventStatus.PENDING.value, attempts=attempt - 1, nextAttemptAt=now)
+    if result is None or result.outcome is Outcome.CHANNEL:
+        # Handed back without spending the attempt: never sent, or the channel (not the
+        # event) is broken. Due at once, on Firestore's clock.
+        fields.update(
+            status=EventStatus.PENDING.value,
+            attempts=attempt - 1,
+            nextAttemptAt=SERVER_TIMESTAMP,
+        )
+        if result is not None:
+            fields["lastError"] = bounded_error(f"channel: {result.error or 'broken'}")
         return "released", fields
     if result.outcome is Outcome.DELIVERED:
         fields.update(status=EventStatus.PROCESSED.value, processedAt=SERVER_TIMESTAMP)
@@ -104,6 +117,27 @@ def settlement(
         lastError=bounded_error(f"attempt {attempt}: {error}"),
     )
     return "retried", fields
+
+
+def parked(reason: str | None) -> dict[str, Any]:
+    """FAILED because Firestore refused the write that would have moved the event on. The
+    write only shrinks the document (a shorter status, a short `lastError` or none), so it
+    passes where the refused one did not."""
+    fields: dict[str, Any] = {"status": EventStatus.FAILED.value, "updatedAt": SERVER_TIMESTAMP}
+    if reason is not None:
+        text = bounded_error(f"write refused by Firestore: {reason}")
+        if len(text) > MAX_PARKED_REASON_LENGTH:
+            text = text[: MAX_PARKED_REASON_LENGTH - 3] + "..."
+        fields["lastError"] = text
+    return fields
+
+
+def bounded_instance_id(instance: str) -> str:
+    """An instance id short enough for every document: one line of at most 128 characters."""
+    text = " ".join(instance.split())
+    if len(text) > MAX_INSTANCE_ID_LENGTH:
+        text = text[: MAX_INSTANCE_ID_LENGTH - 3] + "..."
+    return text
 
 
 def expiry(settled_at: datetime.datetime, retention_seconds: float) -> datetime.datetime | None:

@@ -54,7 +54,7 @@ def test_demo_on_a_running_emulator_writes_two_orders_and_relays_their_events(
     assert "status=ok processed=2 failed=0" in result.stdout
     assert "the next timer run finds nothing due: processed=0" in result.stdout
     # The reference receiver verified the signatures and counted each order once.
-    assert result.stdout.count("Outbox-Signature: t=") == 2
+    assert result.stdout.count("webhook-signature: v1,") == 2
     assert "order_counts/customer-7: orders=2" in result.stdout
     assert {r.get("status") for r in db.collection("inbox").get()} == {"SUCCEEDED"}
     assert '(a relay crashed before settling): {"status": "duplicate"' in result.stdout

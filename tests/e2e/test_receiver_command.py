@@ -49,9 +49,13 @@ def test_it_serves_until_sigterm(settings: Settings) -> None:
     try:
         assert process.stdout is not None
         assert process.stdout.readline().strip() == f"listening on http://127.0.0.1:{port}/events"
-        response = requests.post(f"http://127.0.0.1:{port}/events", data=b"{}", timeout=10)
+        unsigned = {"ce-id": "e-1", "ce-source": "/shop", "content-type": "application/json"}
+        url = f"http://127.0.0.1:{port}/events"
+        response = requests.post(url, data=b"{}", headers=unsigned, timeout=10)
         assert response.status_code == 401
-        assert response.json()["error"] == "signature: missing Outbox-Signature"
+        assert response.json()["error"] == (
+            "signature: missing webhook-id, webhook-timestamp, webhook-signature"
+        )
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
     finally:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from google.cloud import firestore
+from google.cloud.firestore_v1.vector import Vector
 
 from app.cli import COMMANDS, main
 from app.config import Settings
@@ -343,7 +344,12 @@ def test_reconcile_reports_each_kind_of_anomaly(
 
     assert code == 1
     found = json.loads(out)
-    assert found["counts"] == {"stuck": 1, "ordersWithoutEvent": 1, "eventsWithoutOrder": 1}
+    assert found["counts"] == {
+        "stuck": 1,
+        "ordersWithoutEvent": 1,
+        "eventsWithoutOrder": 1,
+        "unscheduled": 0,
+    }
     assert [e["eventId"] for e in found["stuckEvents"]] == ["stuck"]
     assert found["stuckEvents"][0]["processingInstanceId"] == "dead-relay"
     assert found["ordersWithoutEvent"] == ["lonely"]
@@ -363,7 +369,7 @@ def test_reconcile_of_a_healthy_outbox_exits_0(
     add_orders(db, settings, 3)
     code, out, _ = run("reconcile", "--json")
     assert code == 0 and json.loads(out)["counts"] == dict.fromkeys(
-        ("stuck", "ordersWithoutEvent", "eventsWithoutOrder"), 0
+        ("stuck", "ordersWithoutEvent", "eventsWithoutOrder", "unscheduled"), 0
     )
 
 
@@ -375,3 +381,36 @@ def test_reconcile_looks_only_within_its_window(
     assert run("reconcile", "--since", "1d")[0] == 0
     code, out, _ = run("reconcile", "--since", "4d", "--json")
     assert code == 1 and json.loads(out)["eventsWithoutOrder"][0]["eventId"] == "old-orphan"
+
+
+def test_inspect_prints_any_firestore_value_even_nan(
+    run: Run, db: firestore.Client, settings: Settings
+) -> None:
+    nan, inf = float("nan"), float("inf")
+    add_raw_event(
+        db,
+        settings,
+        "odd",
+        status="FAILED",
+        attempts=nan,
+        lastError=None,
+        payload={
+            "price": nan,
+            "limits": [inf, -inf, 1.5],
+            "where": firestore.GeoPoint(52.5, 13.4),
+            "raw": b"\x00\xff",
+            "order": db.document("orders/o-1"),
+        },
+        embedding=Vector([0.5, 2.0]),  # Firestore keeps vectors only as top-level fields
+    )
+
+    code, out, err = run("inspect", "odd")
+
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["attempts"] == "NaN"
+    assert shown["payload"]["price"] == "NaN"
+    assert shown["payload"]["limits"] == ["Infinity", "-Infinity", 1.5]
+    assert shown["payload"]["where"] == {"latitude": 52.5, "longitude": 13.4}
+    assert shown["payload"]["order"] == "orders/o-1"
+    assert shown["embedding"] == [0.5, 2.0]

@@ -14,7 +14,8 @@ from app.relay.config import RelayConfig
 from app.relay.factory import publisher_for
 from app.relay.fc import FcPublisher, FcTarget
 from app.relay.publishers import Delivery, Outcome
-from app.signing import SIGNATURE_ATTRIBUTE, InvalidSignature, Signer, verify_structured
+from app.signed_events import verify_event
+from app.signing import SIGNATURE_ATTRIBUTE, InvalidSignature, Signer
 
 SECRET, TOKEN = "fc-s3cret-key", "sts-t0ken"
 DELIVERY = Delivery("e-7", "OrderCreated", "/shop", "o-7", "2026-11-21T08:00:00Z", b'{"n":1}', 1)
@@ -87,8 +88,9 @@ def test_a_qualifier_and_sync_invocation(receiver: Receiver) -> None:
         ),
         (Answer(503, body=b"<html>bad gateway</html>"), Outcome.RETRY),  # not JSON
         (Answer(500, body=b'{"ErrorCode":"InternalServerError"}'), Outcome.RETRY),
-        (Answer(404, body=b'{"ErrorCode":"FunctionNotFound"}'), Outcome.REJECTED),
-        (Answer(403, body=b"denied"), Outcome.REJECTED),  # not JSON
+        (Answer(404, body=b'{"ErrorCode":"FunctionNotFound"}'), Outcome.CHANNEL),
+        (Answer(403, body=b"denied"), Outcome.CHANNEL),  # not JSON
+        (Answer(400, body=b"bad"), Outcome.REJECTED),
         (Answer(200, (("X-Fc-Error-Type", "UnhandledInvocationError"),)), Outcome.RETRY),
     ],
 )
@@ -135,14 +137,14 @@ def test_a_signed_event_carries_its_signature_inside_and_verifies(receiver: Rece
     fc = FcPublisher(target, connect_timeout=1, read_timeout=2, signer=Signer([signing]))
     assert fc.publish(DELIVERY).outcome is Outcome.DELIVERED
     [request] = receiver.received
-    assert request.json()[SIGNATURE_ATTRIBUTE].startswith("t=")
+    assert request.json()[SIGNATURE_ATTRIBUTE].startswith("v1,")
     assert request.json()["data"] == {"n": 1}
-    assert verify_structured(request.body, [signing]) > 0
+    assert verify_event(request.body, [signing]).data == b'{"n":1}'
     with pytest.raises(InvalidSignature, match="no signature matches"):
-        verify_structured(request.body.replace(b'"n":1', b'"n":2'), [signing])
+        verify_event(request.body.replace(b'"n":1', b'"n":2'), [signing])
     with pytest.raises(InvalidSignature, match="no signature matches"):
-        verify_structured(request.body, ["whsec-another-secret-0"])
+        verify_event(request.body, ["whsec-another-secret-0"])
     unsigned = publisher(endpoint(receiver)).publish(DELIVERY)
     assert unsigned.outcome is Outcome.DELIVERED
     with pytest.raises(InvalidSignature, match="missing"):
-        verify_structured(receiver.received[1].body, [signing])
+        verify_event(receiver.received[1].body, [signing])

@@ -12,7 +12,8 @@ from app.relay.config import RelayConfig
 from app.relay.factory import publisher_for
 from app.relay.http import HttpPublisher
 from app.relay.publishers import Delivery, Outcome
-from app.signing import InvalidSignature, verify_headers
+from app.signed_events import verify_request
+from app.signing import InvalidSignature
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b'{"a":1}', 1)
 
@@ -52,10 +53,10 @@ def test_a_slow_answer_times_out_and_names_no_secret(receiver: Receiver) -> None
     assert result.error.startswith("timeout: ReadTimeout") and "hunter2" not in result.error
 
 
-def test_a_refused_connection_is_retried_and_names_no_secret() -> None:
+def test_a_refused_connection_is_the_channels_fault_and_names_no_secret() -> None:
     url = f"http://user:hunter2@127.0.0.1:{free_port()}/hooks/hunter2?sig=hunter2"
     result = publisher(url).publish(DELIVERY)
-    assert result.outcome is Outcome.RETRY and result.error
+    assert result.outcome is Outcome.CHANNEL and result.error
     assert result.error.startswith("ConnectionError") and "hunter2" not in result.error
 
 
@@ -71,12 +72,12 @@ def test_the_configured_secret_signs_the_exact_body_sent(receiver: Receiver) -> 
     config = RelayConfig(downstream_url=receiver.url, signing_secrets=(secret,))
     assert publisher_for(config).publish(DELIVERY).outcome is Outcome.DELIVERED
     [request] = receiver.received
-    assert request.headers["outbox-signature"].startswith("t=")
-    assert verify_headers(request.headers, request.body, [secret]) > 0
+    assert request.headers["webhook-signature"].startswith("v1,")
+    assert verify_request(request.headers, request.body, [secret]).data == request.body
     with pytest.raises(InvalidSignature):
-        verify_headers(request.headers, request.body + b" ", [secret])
+        verify_request(request.headers, request.body + b" ", [secret])
 
 
 def test_without_a_secret_no_signature_is_sent(receiver: Receiver) -> None:
     publisher_for(RelayConfig(downstream_url=receiver.url)).publish(DELIVERY)
-    assert "outbox-signature" not in receiver.received[0].headers
+    assert "webhook-signature" not in receiver.received[0].headers

@@ -62,16 +62,17 @@ def test_signed_deliveries_are_counted_once_and_replays_absorbed(
     assert {r.get("consumer") for r in records} == {"order-counter"}
 
 
-def test_an_unsigned_relay_is_refused_and_its_events_fail_at_once(
+def test_an_unsigned_relay_is_refused_as_a_broken_channel_and_no_event_fails(
     db: firestore.Client, settings: Settings, counter: Receiver
 ) -> None:
     add_orders(db, settings, ["c-1"])
     summary = make_relay(db, settings, counter.url).run()  # no RELAY_SIGNING_SECRET
-    assert (summary["processed"], summary["failed"]) == (0, 1)
+    # 401 is the channel's fault (a missing or rotated secret), not the event's.
+    assert (summary["processed"], summary["failed"]) == (0, 0)
     [event] = outbox(db, settings).values()
-    assert event["status"] == "FAILED"
-    assert event["lastError"].startswith("rejected after attempt 1: HTTP 401")
-    assert "missing Outbox-Signature" in event["lastError"]
+    assert (event["status"], event["attempts"]) == ("PENDING", 0)
+    assert event["lastError"].startswith("channel: HTTP 401")
+    assert "missing webhook-id, webhook-timestamp, webhook-signature" in event["lastError"]
     assert counts(db) == {}
 
 
@@ -81,9 +82,10 @@ def test_altered_stale_and_wrongly_signed_deliveries_are_refused(
     add_orders(db, settings, ["c-1"])
     make_relay(db, settings, counter.url, signing_secrets=(SECRET,)).run()
     [original] = counter.received
-    source, event_id = original.headers["ce-source"], str(original.event_id)
-    stale = Signer([SECRET]).sign(event_id, source, original.body, timestamp=int(time.time()) - 301)
-    wrong = Signer(["whsec-someone-else-000"]).sign(event_id, source, original.body)
+    attributes = {k[3:]: v for k, v in original.headers.items() if k.startswith("ce-")}
+    attributes["datacontenttype"] = original.headers["content-type"]
+    stale = Signer([SECRET]).sign(attributes, original.body, timestamp=int(time.time()) - 301)
+    wrong = Signer(["whsec-someone-else-000"]).sign(attributes, original.body)
     cases = {
         "altered body": requests.post(
             counter.url,
@@ -92,8 +94,8 @@ def test_altered_stale_and_wrongly_signed_deliveries_are_refused(
             timeout=10,
         ),
         "another event id": replay(counter, original, **{"ce-id": "e-forged"}),
-        "stale": replay(counter, original, **{"outbox-signature": stale}),
-        "wrong secret": replay(counter, original, **{"outbox-signature": wrong}),
+        "stale": replay(counter, original, **stale.headers()),
+        "wrong secret": replay(counter, original, **wrong.headers()),
     }
     for case, response in cases.items():
         assert response.status_code == 401, case
@@ -145,11 +147,22 @@ def test_other_event_types_and_non_cloudevents(db: firestore.Client, counter: Re
         "ce-source": "/shop",
         "ce-type": "OrderShipped",
     }
-    headers["outbox-signature"] = Signer([SECRET]).sign("e-1", "/shop", body)
+    attributes = {k[3:]: v for k, v in headers.items() if k.startswith("ce-")}
+    attributes.update(subject="o-1", time="2026-11-21T08:00:00Z")
+    attributes["datacontenttype"] = headers["content-type"]
+    headers.update({"ce-subject": "o-1", "ce-time": attributes["time"]})
+    headers.update(Signer([SECRET]).sign(attributes, body).headers())
     response = requests.post(counter.url, data=body, headers=headers, timeout=10)
     assert (response.status_code, response.json()["status"]) == (200, "ignored")
 
-    del headers["ce-type"]  # a required attribute
+    del headers["ce-type"]  # a required attribute, and signed
+    response = requests.post(counter.url, data=body, headers=headers, timeout=10)
+    assert response.status_code == 401
+    assert response.json()["error"] == "signature: the signed attribute type is missing"
+
+    attributes.update(type="OrderCreated", time="yesterday")  # signed, but not a CloudEvent
+    headers.update({"ce-type": "OrderCreated", "ce-time": "yesterday"})
+    headers.update(Signer([SECRET]).sign(attributes, body).headers())
     response = requests.post(counter.url, data=body, headers=headers, timeout=10)
     assert response.status_code == 400
     assert response.json()["error"].startswith("not a CloudEvent")

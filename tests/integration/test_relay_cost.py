@@ -42,5 +42,8 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
     assert counts.reads == 120  # each event read once, by the query that found it
     assert counts.writes == 240  # its lease and its settle
-    # Beyond them: one look for abandoned leases and the query that found nothing left.
+    # Beyond them: one look for abandoned leases and the query that found nothing left, and
+    # the two counts that look for PENDING events without a timestamp nextAttemptAt (billed
+    # one read each per 1,000 PENDING events; they read no document).
     assert counts.snapshot()["emptyQueries"] == 2
+    assert counts.snapshot()["rpc:RunAggregationQuery"] == 2

@@ -7,7 +7,9 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -22,6 +24,7 @@ from app.receiver import Answer, Received, Receiver
 from function_compute import relay_handler
 from function_compute.relay_handler import handler, initialize
 from tests.helpers import add_orders, outbox, relay_environment
+from tests.wire_servers import Connection, RawServer, Request, answer, serve_forever
 
 TIMER_EVENT = (
     b'{"triggerTime": "2026-11-21T08:00:00Z", "triggerName": "relay-timer", "payload": ""}'
@@ -180,6 +183,8 @@ def test_firestore_unavailable_mid_run_returns_an_error_and_loses_nothing(
                 RELAY_FIRESTORE_TIMEOUT_SECONDS="2",
                 RELAY_BATCH_SIZE="20",
                 RELAY_CONCURRENCY="4",
+                # Settles are retried until the run's deadline: keep the outage run short.
+                RELAY_TIME_BUDGET_SECONDS="8",
             ),
         )
         try:
@@ -220,3 +225,66 @@ def test_initialize_warms_the_relay_and_never_raises_on_bad_configuration(
     assert warmed is not None
     handler(TIMER_EVENT, fc_context())
     assert relay_handler._cached is warmed  # the same client and session are reused
+
+
+def test_a_configuration_change_closes_the_old_relays_connections(
+    db: firestore.Client,
+    settings: Settings,
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    accept = serve_forever(lambda connection, _: connection.send(answer(200)))
+    with RawServer(accept) as old, RawServer(accept) as new:
+        use(monkeypatch, relay_environment(settings, old.url))
+        add_orders(db, settings, 1)
+        assert handler(TIMER_EVENT, fc_context())["processed"] == 1
+        assert old.open_connections == 1  # kept alive for the next invocation
+
+        use(monkeypatch, relay_environment(settings, new.url))
+        add_orders(db, settings, 1)
+        assert handler(TIMER_EVENT, fc_context())["processed"] == 1
+        assert (new.accepted, new.open_connections) == (1, 1)
+        assert old.wait_for_open_connections(0) == 0  # closed, not left to the old relay
+
+
+def test_closing_the_old_relay_does_not_break_a_delivery_it_still_has_in_flight(
+    db: firestore.Client,
+    settings: Settings,
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With instance concurrency an invocation may still run on the old relay: its
+    connections are closed when it ends, not under it."""
+    asked, answer_now = threading.Event(), threading.Event()
+
+    def held(connection: Connection, _: Request) -> None:
+        asked.set()
+        answer_now.wait(10)
+        connection.send(answer(200))
+
+    accept = serve_forever(lambda connection, _: connection.send(answer(200)))
+    slow = {"RELAY_HTTP_TIMEOUT_SECONDS": "5", "RELAY_LOCK_TIMEOUT_SECONDS": "30"}
+    with RawServer(serve_forever(held)) as old, RawServer(accept) as new:
+        use(monkeypatch, relay_environment(settings, old.url, **slow))
+        add_orders(db, settings, 1)
+        with ThreadPoolExecutor(1) as pool:
+            first = pool.submit(handler, TIMER_EVENT, fc_context("req-old"))
+            assert asked.wait(10)
+            use(monkeypatch, relay_environment(settings, new.url, **slow))
+            assert handler(TIMER_EVENT, fc_context("req-new"))["status"] == "ok"
+            answer_now.set()
+            assert first.result(timeout=20)["processed"] == 1
+        assert old.wait_for_open_connections(0) == 0
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1/t0ps3cret", "http://127.0.0.1:99999/t0ps3cret", "gopher://h/t0ps3cret"]
+)
+def test_a_malformed_url_is_an_error_summary_naming_the_variable(
+    settings: Settings, environment: dict[str, str], monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    use(monkeypatch, relay_environment(settings, url))
+    summary = handler(TIMER_EVENT, fc_context())
+    assert summary["status"] == "error" and summary["processed"] == 0
+    assert summary["error"].startswith("DOWNSTREAM_SERVICE_URL must be")
+    assert "t0ps3cret" not in json.dumps(summary)

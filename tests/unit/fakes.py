@@ -8,6 +8,8 @@ from fake_firestore import MockFirestore
 from fake_firestore.transaction import FakeWriteBatch
 from google.api_core.exceptions import AlreadyExists, GoogleAPICallError
 
+from app.commits import COMMIT_TOKEN_FIELD
+
 
 class StrictBatch(FakeWriteBatch):
     """Rejects the whole batch when a create hits an existing document, as Firestore does."""
@@ -44,10 +46,16 @@ class FakeDb(MockFirestore):  # type: ignore[misc]
 
     def get_all(self, references: Any, *args: Any, **kwargs: Any) -> Any:
         self.get_all_calls += 1
+        kwargs.pop("retry", None)  # the fake neither retries nor times out
+        kwargs.pop("timeout", None)
         return super().get_all(references, *args, **kwargs)
 
     def batch(self) -> StrictBatch:
         return StrictBatch(self)
 
     def documents(self, collection: str) -> dict[str, dict[str, Any]]:
-        return {doc.id: doc.to_dict() for doc in self.collection(collection).stream()}
+        """The documents' fields, less the unit of work's commit token (see app/commits.py)."""
+        return {
+            doc.id: {k: v for k, v in doc.to_dict().items() if k != COMMIT_TOKEN_FIELD}
+            for doc in self.collection(collection).stream()
+        }

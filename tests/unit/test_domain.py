@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from app.domain import InvalidOrder, NewOrder
+from app.domain import InvalidOrder, NewOrder, label_problem
 
 ITEMS = [{"productId": "p1", "quantity": 2}]
 
@@ -92,3 +92,20 @@ def test_item_nesting_is_limited_by_the_deeper_event_document() -> None:
     NewOrder.parse("c1", [{"productId": "p", "quantity": 1, "deep": nested(17)}])
     with pytest.raises(InvalidOrder, match="nested deeper than 20"):
         NewOrder.parse("c1", [{"productId": "p", "quantity": 1, "deep": nested(18)}])
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("order-1", None),
+        ("заказ-\U0001f4e6", None),  # beyond Latin-1: percent-encoded on the wire
+        ("", "must be a non-empty string"),
+        (7, "must be a non-empty string"),
+        ("a\udc80", "lone surrogate at index 1"),
+        ("a\tb", "U+0009"),
+        ("a\x9fb", "U+009F"),
+    ],
+)
+def test_label_problem_names_what_an_id_cannot_hold(value: object, problem: str | None) -> None:
+    found = label_problem(value)
+    assert found is None if problem is None else problem in str(found)

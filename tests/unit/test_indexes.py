@@ -17,10 +17,12 @@ from google.cloud.firestore_v1.query import Query
 
 from app.config import Settings
 from app.firestore_client import get_db_client
+from app.firestore_raw import QueryResult
 from app.ops import find_anomalies, plan_requeue, read_status, requeue
 from app.ops.purge import backfill_expiry, count_processed, purge_processed
 from app.relay import leases
 from app.relay.leases import LeaseStore
+from app.relay.unscheduled import count_unscheduled, scan_query
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)
@@ -35,10 +37,10 @@ def record_queries(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     def count(aggregation: Any, *_: Any, **__: Any) -> list[list[Any]]:
         made.append(aggregation._nested_query)
-        return [[SimpleNamespace(alias="n", value=0)]]
+        return [[SimpleNamespace(alias="n", value=0, read_time=None)]]
 
     monkeypatch.setattr(Query, "get", get)
-    monkeypatch.setattr(leases, "run_query", lambda db, query, **_: get(query))
+    monkeypatch.setattr(leases, "run_query", lambda db, query, **_: QueryResult(get(query), None))
     monkeypatch.setattr(AggregationQuery, "get", count)
     monkeypatch.setattr(Client, "get_all", lambda *a, **k: iter(()))
     return made
@@ -52,6 +54,8 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
         store.pending(NOW, 10)
         store.abandoned(NOW, 10)
         made.append(store.window_query(10))  # what follow mode listens to
+        count_unscheduled(store)
+        made.append(scan_query(store))  # when the counts differ
     elif operation == "status":
         read_status(db, "outbox", now=NOW, lock_timeout_seconds=300)
     elif operation == "requeue":

@@ -135,3 +135,33 @@ def test_signing_secrets_are_read_checked_and_never_shown() -> None:
     with pytest.raises(ConfigError, match="RELAY_SIGNING_SECRET: each secret must be") as caught:
         load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_SIGNING_SECRET": "sh0rt"})
     assert "sh0rt" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://[::1/t0ps3cret", "bracketed IPv6 host"),
+        ("http://example.com:99999/t0ps3cret", "port"),
+        ("http://example.com:0/t0ps3cret", "port"),
+        ("http://example.com:8o8o/t0ps3cret", "port"),
+        ("http:///t0ps3cret", "host"),
+        ("https://user:t0ps3cret@/x", "host"),
+        ("ftp://example.com/t0ps3cret", "http:// or https://"),
+        ("example.com/t0ps3cret", "http:// or https://"),
+        ("http://exa mple.com/t0ps3cret", "spaces or control characters"),
+        ("http://example.com/t0ps3cret\r\nX-Evil: 1", "spaces or control characters"),
+    ],
+)
+def test_a_malformed_url_is_refused_naming_the_variable_not_its_secret(
+    url: str, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"^DOWNSTREAM_SERVICE_URL .*{problem}") as caught:
+        load_relay_config({"DOWNSTREAM_SERVICE_URL": url})
+    assert "t0ps3cret" not in str(caught.value)
+    with pytest.raises(ConfigError, match=r"^RELAY_FC_ENDPOINT "):
+        load_relay_config({**FC, "RELAY_FC_ENDPOINT": url})
+
+
+def test_well_formed_urls_pass() -> None:
+    for url in ("http://[::1]:8080/x", "https://u:p%40ss@example.com/h?sig=a%2fb", "HTTPS://E.COM"):
+        assert load_relay_config({"DOWNSTREAM_SERVICE_URL": url}).downstream_url == url

@@ -9,7 +9,16 @@ import random
 from google.cloud.firestore import DELETE_FIELD, SERVER_TIMESTAMP
 
 from app.relay.publishers import Outcome, PublishResult
-from app.relay.transitions import expiry, plan_lease, requeue, settlement
+from app.relay.transitions import (
+    MAX_INSTANCE_ID_LENGTH,
+    MAX_PARKED_REASON_LENGTH,
+    bounded_instance_id,
+    expiry,
+    parked,
+    plan_lease,
+    requeue,
+    settlement,
+)
 from tests.helpers import FAST, NOW, document
 
 
@@ -72,13 +81,45 @@ def test_settlements() -> None:
     kind, fields = settle(1, PublishResult(Outcome.REJECTED, "HTTP 400"))
     assert (kind, fields["lastError"]) == ("failed", "rejected after attempt 1: HTTP 400")
 
-    kind, fields = settle(2, None)  # never sent: the attempt is handed back
+    kind, fields = settle(2, None)  # never sent: the attempt is handed back, due at once
     assert (kind, fields["status"], fields["attempts"], fields["nextAttemptAt"]) == (
         "released",
         "PENDING",
         1,
-        NOW,
+        SERVER_TIMESTAMP,  # Firestore's own "now", not the relay's
     )
+
+    kind, fields = settle(2, PublishResult(Outcome.CHANNEL, "HTTP 401"))  # the channel broke
+    assert (kind, fields["status"], fields["attempts"], fields["lastError"]) == (
+        "released",
+        "PENDING",
+        1,
+        "channel: HTTP 401",
+    )
+
+
+def test_a_parked_write_only_shrinks_the_document() -> None:
+    fields = parked("INVALID_ARGUMENT: " + "maximum entity size is 1048576 bytes " * 20)
+    assert fields["status"] == "FAILED" and fields["updatedAt"] is SERVER_TIMESTAMP
+    assert fields["lastError"].startswith("write refused by Firestore: INVALID_ARGUMENT: max")
+    assert len(fields["lastError"]) <= MAX_PARKED_REASON_LENGTH
+    assert set(parked(None)) == {"status", "updatedAt"}
+
+
+def test_the_instance_id_is_bounded_like_last_error() -> None:
+    plan = plan_lease("e-1", document(), instance="i" * 5000 + "\n", max_attempts=5)
+    assert len(plan.fields["processingInstanceId"]) == MAX_INSTANCE_ID_LENGTH
+    assert bounded_instance_id("fc-request\n  42") == "fc-request 42"
+
+
+def test_whole_number_doubles_are_accepted_as_attempts_and_healed_to_ints() -> None:
+    plan = plan_lease("e-1", document(attempts=0.0), instance="i", max_attempts=5)
+    assert plan.kind == "leased" and plan.fields["attempts"] == 1
+    assert type(plan.fields["attempts"]) is int
+    for bad in (0.5, -1.0, True, "1", None, float("nan")):
+        assert plan_lease("e-1", document(attempts=bad), instance="i", max_attempts=5).kind == (
+            "poisoned"
+        ), bad
 
 
 def test_a_requeue_makes_a_failed_event_due_with_every_attempt_back() -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from google.api_core.exceptions import ServiceUnavailable
+from google.api_core.exceptions import PermissionDenied, ServiceUnavailable
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
@@ -9,6 +9,7 @@ from app.config import Settings
 from app.errors import (
     BatchTooLarge,
     CommitFailed,
+    CommitOutcomeUnknown,
     DocumentAlreadyExists,
     DocumentTooLarge,
     IdempotencyConflict,
@@ -128,15 +129,39 @@ def test_data_the_client_cannot_encode_is_invalid_input_and_nothing_is_sent() ->
         uow.commit()
 
 
-def test_transport_failure_becomes_commit_failed_and_closes_the_unit(db: FakeDb) -> None:
-    db.fail_next_commit = ServiceUnavailable("network down")
+def test_a_refusal_becomes_commit_failed_and_closes_the_unit(db: FakeDb) -> None:
+    db.fail_next_commit = PermissionDenied("missing role")
     uow = uow_for(db)
     uow.add_create(db.collection("a").document("1"), {"n": 1})
-    with pytest.raises(CommitFailed, match="network down") as raised:
+    with pytest.raises(CommitFailed, match="missing role") as raised:
         uow.commit()
-    assert isinstance(raised.value.__cause__, ServiceUnavailable)
+    assert isinstance(raised.value.__cause__, PermissionDenied)
+    assert db.get_all_calls == 0  # an answer that refuses needs no read-back
     with pytest.raises(UnitOfWorkClosed, match="failed"):
         uow.commit()
+
+
+def test_a_commit_that_raised_and_did_not_land_is_sent_once_more(db: FakeDb) -> None:
+    db.fail_next_commit = ServiceUnavailable("network down")
+    with uow_for(db) as uow:
+        uow.add_create(db.collection("a").document("1"), {"n": 1})
+    assert db.documents("a") == {"1": {"n": 1}}
+    assert db.commit_calls == 2 and db.get_all_calls == 1
+
+
+def test_a_batch_without_creates_whose_commit_got_no_answer_is_unknown(db: FakeDb) -> None:
+    db.fail_next_commit = ServiceUnavailable("network down")
+    uow = uow_for(db)
+    uow.add_set(db.collection("a").document("1"), {"n": 1})
+    with pytest.raises(CommitOutcomeUnknown, match="network down"):
+        uow.commit()
+    assert db.commit_calls == 1
+
+
+def test_the_commit_token_is_the_unit_of_works_own_field(db: FakeDb) -> None:
+    uow = uow_for(db)
+    with pytest.raises(InvalidInput, match="commitToken"):
+        uow.add_create(db.collection("a").document("1"), {"commitToken": "mine"})
 
 
 def test_unguarded_create_on_existing_document_fails_the_batch(db: FakeDb) -> None:

@@ -1,0 +1,167 @@
+"""What a commit did when Firestore's answer did not say: the commit token and the read-back.
+
+A unit of work commits once, and every document it creates carries its commit token (field
+`commitToken`, a random hex string unique to that unit of work). A batch is atomic, so one of
+its created documents holding the token proves the whole batch landed. The token costs nothing
+on the happy path: no read, one Commit. When the commit raises, the timeline decides:
+
+    Commit sent --lands--> answer lost (UNAVAILABLE) --client retries--> ALREADY_EXISTS
+        read back: our token is there                 -> committed (not "nothing written")
+    Commit sent --answer lost (timeout, no retry)-->
+        read back: our token is there                 -> committed
+        read back: not there                          -> not landed yet: send it once more;
+                                                         a create lands at most once, so the
+                                                         two sends cannot both land
+        read back fails too                           -> CommitOutcomeUnknown
+    Firestore answers and refuses (invalid, denied)   -> CommitFailed: nothing written, no read
+    ALREADY_EXISTS and the token is not there         -> another write's document: an
+                                                         idempotent replay, an
+                                                         IdempotencyConflict, or
+                                                         DocumentAlreadyExists
+
+A batch without creates carries no token, so a lost answer leaves its outcome unknown.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from google.api_core import exceptions as google_exceptions
+from google.api_core import retry as retries
+
+from app.errors import (
+    CommitFailed,
+    CommitOutcomeUnknown,
+    DocumentAlreadyExists,
+    IdempotencyConflict,
+)
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client, DocumentReference, WriteBatch
+
+COMMIT_TOKEN_FIELD = "commitToken"
+# Firestore refusing the request as it is: not applied. Only ALREADY_EXISTS can also be the
+# answer to a retry of an attempt that landed (its creates are there now), so only it is read
+# back; the others answer the request itself and raise CommitFailed at once.
+_REFUSALS = (
+    google_exceptions.InvalidArgument,
+    google_exceptions.FailedPrecondition,
+    google_exceptions.OutOfRange,
+    google_exceptions.NotFound,
+    google_exceptions.AlreadyExists,
+    google_exceptions.PermissionDenied,
+    google_exceptions.Unauthenticated,
+)
+# The read-back retries transient errors for a bounded time: the caller is waiting.
+_READ_BACK_TIMEOUT = 10.0
+_READ_BACK_RETRY = retries.Retry(
+    predicate=retries.if_transient_error, initial=0.1, maximum=2.0, timeout=_READ_BACK_TIMEOUT
+)
+
+
+@dataclass(frozen=True)
+class Write:
+    """One queued write of a unit of work."""
+
+    op: str
+    ref: DocumentReference
+    # A shallow copy: deep-copying would clone sentinels such as SERVER_TIMESTAMP, which the
+    # client recognises by identity.
+    data: dict[str, Any] = field(default_factory=dict)
+    merge: bool = False
+    idempotency_field: str | None = None
+
+    def apply(self, batch: WriteBatch) -> None:
+        if self.op == "create":
+            batch.create(self.ref, self.data)
+        elif self.op == "set":
+            batch.set(self.ref, self.data, merge=self.merge)
+        elif self.op == "update":
+            batch.update(self.ref, self.data)
+        else:
+            batch.delete(self.ref)
+
+
+class Landing(str, enum.Enum):
+    """Whether a batch whose commit raised is in Firestore, as its read-back shows."""
+
+    LANDED = "landed"  # committed: this unit of work's token is there
+    REPLAYED = "replayed"  # every guarded create was done by an earlier commit
+    NOT_LANDED = "not landed"  # not (yet): sending the batch again is safe
+
+
+def after_failed_commit(
+    db: Client, writes: Sequence[Write], token: str, exc: google_exceptions.GoogleAPIError
+) -> Landing:
+    """Find out what the commit that raised `exc` did; raise when it wrote nothing for sure."""
+    already_exists = isinstance(exc, google_exceptions.AlreadyExists)
+    if isinstance(exc, _REFUSALS) and not already_exists:
+        raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
+    creates = [w for w in writes if w.op == "create"]
+    if not creates:
+        raise CommitOutcomeUnknown(
+            f"Firestore did not say whether the batch committed ({exc}), and a batch that "
+            "creates no document carries no commit token to look for",
+            paths=[],
+            token=token,
+        ) from exc
+    stored = _read_back(db, creates, token, exc)
+    if any(fields.get(COMMIT_TOKEN_FIELD) == token for fields in stored.values()):
+        return Landing.LANDED
+    if isinstance(exc, google_exceptions.AlreadyExists):
+        if _is_replay(creates, stored):
+            return Landing.REPLAYED
+        raise DocumentAlreadyExists(f"Firestore rejected the batch: {exc.message}") from exc
+    return Landing.NOT_LANDED
+
+
+def outcome_unknown(writes: Sequence[Write], token: str, exc: Exception) -> CommitOutcomeUnknown:
+    """The error for a batch sent twice without an answer either time."""
+    paths = [w.ref.path for w in writes if w.op == "create"]
+    return CommitOutcomeUnknown(
+        f"Firestore did not say whether the batch committed ({exc}); it creates "
+        f"{', '.join(paths)} with {COMMIT_TOKEN_FIELD} {token} if it did",
+        paths=paths,
+        token=token,
+    )
+
+
+def _read_back(
+    db: Client, creates: list[Write], token: str, exc: google_exceptions.GoogleAPIError
+) -> dict[str, dict[str, Any]]:
+    """The fields of each created document that exists, by path."""
+    try:
+        found = db.get_all(
+            [w.ref for w in creates], retry=_READ_BACK_RETRY, timeout=_READ_BACK_TIMEOUT
+        )
+        return {s.reference.path: s.to_dict() or {} for s in found if s.exists}
+    except google_exceptions.GoogleAPIError as read_error:
+        unknown = outcome_unknown(creates, token, exc)
+        raise CommitOutcomeUnknown(
+            f"{unknown}; reading it back failed too ({read_error})",
+            paths=unknown.paths,
+            token=token,
+        ) from exc
+
+
+def _is_replay(creates: list[Write], snapshots: dict[str, dict[str, Any]]) -> bool:
+    """Every guarded create found done before with the same guard value: an idempotent
+    repeat. A different value is a conflict; a guarded document missing means the clash
+    came from another write."""
+    guarded = [w for w in creates if w.idempotency_field]
+    found = 0
+    for write in guarded:
+        stored = snapshots.get(write.ref.path)
+        if stored is None:
+            continue
+        guard = str(write.idempotency_field)
+        if stored.get(guard) != write.data.get(guard):
+            raise IdempotencyConflict(
+                f"{write.ref.path} already exists with a different {guard}: "
+                "the idempotency key was reused with different arguments"
+            )
+        found += 1
+    return bool(guarded) and found == len(guarded)

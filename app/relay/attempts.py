@@ -1,0 +1,78 @@
+"""One delivery attempt under a lease: its deadline, the circuit breaker, and a publisher
+that raises (a bug) turned into a retry whose error is masked like every other."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from app.logs import configured_secrets, log_event
+from app.relay.config import SETTLE_ALLOWANCE_SECONDS, RelayConfig
+from app.relay.events import rfc3339
+from app.relay.http import url_secrets
+from app.relay.publishers import Delivery, Outcome, Publisher, PublishResult, bounded_error
+
+if TYPE_CHECKING:
+    from app.relay.pipeline import Pipeline
+    from app.relay.settler import Lease
+
+logger = logging.getLogger("app.relay.core")
+
+
+class Attempts:
+    """Publishes leased events through `publisher` as CloudEvents from `source`."""
+
+    def __init__(self, publisher: Publisher, source: str, config: RelayConfig) -> None:
+        self._publisher = publisher
+        self._source = source
+        self._config = config
+        # A publisher's exception text goes to `lastError`: masked like every other error.
+        self._secrets = [
+            *configured_secrets(),
+            *config.signing_secrets,
+            *(url_secrets(config.downstream_url) if config.downstream_url else ()),
+            config.access_key_secret or "",
+            config.security_token or "",
+        ]
+
+    def publish(self, lease: Lease, run: Pipeline) -> PublishResult | None:
+        """Publish under a lease that will outlive the publish; None (handed back unsent)
+        when there is no time left or the channel is broken."""
+        now = time.monotonic()
+        # The attempt must be over before the run's budget (less the settle) and before
+        # its lease expires (less the settle), whichever comes first.
+        lease_expiry = lease.leased_at + self._config.lock_timeout_seconds
+        deadline = min(run.deadline, lease_expiry) - SETTLE_ALLOWANCE_SECONDS
+        if deadline - now < self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS:
+            return None
+        if run.breaker.open:
+            return None
+        event = lease.event
+        delivery = Delivery(
+            event_id=event.event_id,
+            event_type=event.event_type,
+            source=self._source,
+            subject=event.aggregate_id,
+            time=rfc3339(event.created_at),
+            body=event.body,
+            attempt=lease.attempt,
+            deadline=deadline,
+        )
+        try:
+            result = self._publisher.publish(delivery)
+        except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
+            log_event(
+                logger,
+                logging.ERROR,
+                "relay.publisher_raised",
+                f"publisher raised on event {event.event_id}",
+                exc_info=True,
+                eventId=event.event_id,
+                attempt=lease.attempt,
+                errorClass=type(exc).__name__,
+            )
+            error = bounded_error(f"{type(exc).__name__}: {exc}", self._secrets)
+            result = PublishResult(Outcome.RETRY, error)
+        run.breaker.record(result)
+        return result

@@ -1,0 +1,149 @@
+"""What the HTTP transport changes inside urllib3 and http.client, kept in this one module
+(`tests/unit/test_wire_internals.py` pins the internals it relies on).
+
+Interim answers: http.client skips `100 Continue` only. A `102 Processing` or `103 Early
+Hints` was taken for the final answer, and the real one stayed in the keep-alive socket, to be
+read as the answer to the next request on it: an event refused with 503 could be settled with
+another event's 200. `_Response` skips every 1xx but `101` (which ends HTTP on the connection;
+the transport retries and drops it).
+
+Deadline: urllib3's read timeout bounds each `recv`, so a downstream trickling a byte at a time
+holds an attempt as long as it likes. Inside `attempt_deadline(t)` every connect, send and read
+on this thread gets at most the time left until `t` (`time.monotonic()`), and fails once none is
+left, however the bytes trickle. The deadline lives in a thread-local because urllib3 calls
+these hooks from deep inside one synchronous request, on the caller's thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import io
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+_MAX_LINE = 65536  # http.client's own limits for a header line and a header count
+_MAX_HEADERS = 100
+_attempt = threading.local()
+
+
+class DeadlinePassed(TimeoutError):
+    """The attempt's deadline passed while connecting, sending or reading."""
+
+
+@contextlib.contextmanager
+def attempt_deadline(deadline: float) -> Iterator[None]:
+    """Bound every socket operation of this thread's requests by `deadline`."""
+    _attempt.deadline = deadline
+    try:
+        yield
+    finally:
+        _attempt.deadline = None
+
+
+def time_left() -> float | None:
+    """Seconds until this thread's attempt deadline (None outside an attempt)."""
+    deadline: float | None = getattr(_attempt, "deadline", None)
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlinePassed("the attempt's deadline passed")
+    return left
+
+
+def _bounded(timeout: float | None, left: float | None) -> float | None:
+    if left is None:
+        return timeout
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A socket's raw reader whose every `recv` waits at most until the attempt deadline."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
+        self._sock = sock
+        self._raw = sock.makefile("rb", buffering=0)
+        self._timeout = sock.gettimeout()  # the read timeout urllib3 set for this answer
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        self._sock.settimeout(_bounded(self._timeout, time_left()))
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """What `HTTPResponse.__init__` asks of its socket (`makefile("rb")`), answered with a
+    reader under the attempt deadline (so no plain reader is made only to be dropped)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock))
+
+
+class _Response(http.client.HTTPResponse):
+    """An answer read under the attempt deadline, interim 1xx answers skipped."""
+
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
+        super().__init__(_DeadlineSocket(sock), *args, **kwargs)  # type: ignore[arg-type]
+
+    def _read_status(self) -> tuple[str, int, str]:
+        while True:
+            version, status, reason = super()._read_status()  # type: ignore[misc]
+            if not 100 <= status < 200 or status == 101:
+                return version, status, reason
+            _skip_headers(self.fp)
+
+
+def _skip_headers(fp: io.BufferedIOBase) -> None:
+    for _ in range(_MAX_HEADERS + 1):
+        line = fp.readline(_MAX_LINE + 1)
+        if len(line) > _MAX_LINE:
+            raise http.client.LineTooLong("interim header line")
+        if line in (b"\r\n", b"\n", b""):
+            return
+    raise http.client.HTTPException(f"an interim answer with over {_MAX_HEADERS} headers")
+
+
+class _DeadlineConnection(HTTPConnection):
+    response_class = _Response
+
+    def connect(self) -> None:
+        self.timeout = _bounded(self.timeout, time_left())
+        super().connect()
+
+    def send(self, data: Any) -> None:
+        if self.sock is not None:
+            self.sock.settimeout(_bounded(self.sock.gettimeout(), time_left()))
+        super().send(data)
+
+
+class _DeadlineTlsConnection(_DeadlineConnection, HTTPSConnection):
+    pass
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _DeadlineConnection
+
+
+class _TlsPool(HTTPSConnectionPool):
+    ConnectionCls = _DeadlineTlsConnection
+
+
+# For `PoolManager.pool_classes_by_scheme`.
+POOL_CLASSES: dict[str, type[HTTPConnectionPool]] = {"http": _Pool, "https": _TlsPool}

@@ -1,0 +1,110 @@
+"""Faults on a Firestore client's gRPC channel, against the real emulator.
+
+`FaultInjector` sits where `app.metering` puts its meter: between the client library (with its
+retry layer) and the network. A fault either stops a call before it leaves (Firestore never
+sees it) or lets it through, waits for Firestore's answer, and raises instead (the write landed,
+its answer was lost), which is what a dropped connection does to a `Commit`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.cloud import firestore
+
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.metering import intercept
+
+
+class RpcFault(grpc.RpcError):  # type: ignore[misc]
+    """A failed call as gRPC hands it to an interceptor: an error that is also its outcome
+    (`result()` raises it); the client library reads `code()` and `details()`."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+    def trailing_metadata(self) -> None:
+        return None
+
+    def result(self, timeout: float | None = None) -> Any:
+        raise self
+
+    def exception(self, timeout: float | None = None) -> RpcFault:
+        return self
+
+
+@dataclass
+class _Fault:
+    method: str
+    code: grpc.StatusCode
+    after_call: bool
+    times: int
+
+
+class FaultInjector(
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+):
+    """Fails the next calls of a method as told; `injected` counts the faults raised."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[_Fault] = []
+        self.injected = 0
+
+    def fail(
+        self, method: str, code: grpc.StatusCode, *, after_call: bool = False, times: int = 1
+    ) -> None:
+        """Fail the next `times` calls of `method` (e.g. "Commit") with `code`; with
+        `after_call` each call reaches Firestore first (unary calls only)."""
+        with self._lock:
+            self._faults.append(_Fault(method, code, after_call, times))
+
+    def _take(self, details: grpc.ClientCallDetails) -> _Fault | None:
+        name = details.method
+        method = (name.decode() if isinstance(name, bytes) else str(name)).rsplit("/", 1)[-1]
+        with self._lock:
+            for fault in self._faults:
+                if fault.method == method and fault.times > 0:
+                    fault.times -= 1
+                    self.injected += 1
+                    return fault
+        return None
+
+    def intercept_unary_unary(
+        self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
+    ) -> Any:
+        fault = self._take(details)
+        if fault is None:
+            return continuation(details, request)
+        if fault.after_call:
+            continuation(details, request).result()  # it lands; its answer goes nowhere
+        return RpcFault(fault.code, f"injected {fault.code.name} on {fault.method}")
+
+    def intercept_unary_stream(
+        self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
+    ) -> Iterator[Any]:
+        fault = self._take(details)
+        if fault is None:
+            return continuation(details, request)  # type: ignore[no-any-return]
+        raise RpcFault(fault.code, f"injected {fault.code.name} on {fault.method}")
+
+
+def faulty_client(settings: Settings) -> tuple[firestore.Client, FaultInjector]:
+    """A client of its own on the test emulator, with a `FaultInjector` on its channel."""
+    client = get_db_client(settings)
+    faults = FaultInjector()
+    intercept(client, faults)
+    return client, faults

@@ -1,0 +1,148 @@
+"""Misbehaving downstreams for the wire tests: a raw TCP server that runs a script per
+connection, so a test can send what no well-behaved HTTP server would (interim answers,
+trickled headers, endless or compressed bodies) and count what it sent and what is open."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+
+class Request:
+    """One request read off a connection: its headers (lower-case names) and body."""
+
+    def __init__(self, head: bytes, body: bytes) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        self.line = lines[0]
+        self.headers = {
+            name.strip().lower(): value.strip()
+            for name, _, value in (line.partition(":") for line in lines[1:] if line)
+        }
+        self.body = body
+
+
+def read_request(conn: socket.socket, buffer: bytearray) -> Request | None:
+    """The next request on `conn` (None once the client has closed it)."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        buffer += chunk
+    head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
+    request = Request(head, b"")
+    length = int(request.headers.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        rest += chunk
+    request.body, remainder = rest[:length], rest[length:]
+    buffer[:] = remainder
+    return request
+
+
+Script = Callable[["Connection"], None]
+
+
+class Connection:
+    """One accepted connection as a script sees it: read requests, send bytes (counted)."""
+
+    def __init__(self, server: RawServer, conn: socket.socket) -> None:
+        self.server, self.sock, self._buffer = server, conn, bytearray()
+
+    def request(self) -> Request | None:
+        return read_request(self.sock, self._buffer)
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+        with self.server.lock:
+            self.server.bytes_sent += len(data)
+
+
+class RawServer:
+    """A TCP server on 127.0.0.1 running `script(connection)` on a thread per connection.
+
+    `accepted` counts connections, `open_connections` those the client has not closed yet
+    (a watcher notices the client's FIN when the script is idle), `bytes_sent` what was sent.
+    """
+
+    def __init__(self, script: Script) -> None:
+        self._script = script
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/events"
+        self.lock = threading.Lock()
+        self.accepted = 0
+        self.bytes_sent = 0
+        self._open: set[socket.socket] = set()
+        self._stopped = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def open_connections(self) -> int:
+        with self.lock:
+            return len(self._open)
+
+    def _accept(self) -> None:
+        while not self._stopped:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.accepted += 1
+                self._open.add(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            self._script(Connection(self, conn))
+        except OSError:
+            pass  # the client gave up: what these tests provoke
+        finally:
+            with self.lock:
+                self._open.discard(conn)
+            conn.close()
+
+    def wait_for_open_connections(self, count: int, within: float = 10.0) -> int:
+        """Poll until `count` connections are open (bounded); returns the last count seen."""
+        give_up = time.monotonic() + within
+        while self.open_connections != count and time.monotonic() < give_up:
+            time.sleep(0.05)
+        return self.open_connections
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopped = True
+        self._listener.close()
+
+
+def answer(status: int, body: bytes = b"", headers: tuple[tuple[str, str], ...] = ()) -> bytes:
+    """A complete keep-alive HTTP/1.1 answer."""
+    lines = [f"HTTP/1.1 {status} Status", f"Content-Length: {len(body)}"]
+    lines += [f"{name}: {value}" for name, value in headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def serve_forever(handle: Callable[[Connection, Request], None]) -> Script:
+    """A keep-alive script: `handle` answers each request until the client closes."""
+
+    def script(connection: Connection) -> None:
+        while (request := connection.request()) is not None:
+            handle(connection, request)
+
+    return script
+
+
+def trickle(connection: Connection, data: bytes, every: float, limit: float) -> None:
+    """Send `data` one byte every `every` seconds, for at most `limit` seconds."""
+    give_up = time.monotonic() + limit
+    for byte in data:
+        if time.monotonic() > give_up:
+            return
+        connection.send(bytes([byte]))
+        time.sleep(every)
