@@ -36,7 +36,7 @@ from app.relay.watch_internals import watch_failures
 if TYPE_CHECKING:
     from google.cloud.firestore import DocumentSnapshot
 
-    from app.relay.reads import DueDocument
+    from app.firestore_raw import DueDocument
 
 logger = logging.getLogger(__name__)
 

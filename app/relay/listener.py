@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from google.cloud.firestore import DocumentSnapshot, Watch
 
+    from app.firestore_raw import DueDocument
     from app.relay.leases import LeaseStore
-    from app.relay.reads import DueDocument
 
 logger = logging.getLogger(__name__)
 

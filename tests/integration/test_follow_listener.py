@@ -83,7 +83,10 @@ def test_a_listener_stream_closed_for_good_is_reported_polled_around_and_resubsc
         delivered = receiver.wait_for(3, timeout=20)  # by the new listener: nothing polls now
         assert {r.event_id for r in delivered} == {first, *second, *third}
     [down] = events(caplog, "relay.listener_down")
-    assert down.structured["errorClass"] == "Cancelled"  # type: ignore[attr-defined]
+    assert down.structured["reason"] == "stream ended"  # type: ignore[attr-defined]
+    # The error is named when the client reports it: when its consumer thread, not gRPC's
+    # callback, finalizes the stream first, the Watch closes with no reason at all.
+    assert down.structured["errorClass"] in ("Cancelled", None)  # type: ignore[attr-defined]
     assert events(caplog, "relay.listener_polling")
     assert summary["listenerDown"] == 1 and summary["resubscribed"] == 1
     assert summary["polls"] >= 1 and summary["processed"] == 3
