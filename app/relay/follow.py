@@ -30,7 +30,9 @@ from google.api_core import exceptions as google_exceptions
 
 from app.logs import log_event
 from app.relay.core import Pipeline, Relay
+from app.relay.leasing import look_for_due
 from app.relay.listener import Listener
+from app.relay.unscheduled import find_unscheduled
 from app.relay.watch_internals import watch_failures
 
 if TYPE_CHECKING:
@@ -45,6 +47,8 @@ logger = logging.getLogger(__name__)
 # after every one), and a larger backlog is drained through the window as it slides.
 WINDOW = 50
 POLL_WHILE_DOWN_SECONDS = 1.0
+# Events without a timestamp nextAttemptAt looked through per re-read, as in `Relay.run()`.
+UNSCHEDULED_SCAN_LIMIT = 1000
 # How often a live subscription is looked at (an attribute read, no Firestore call).
 HEALTH_CHECK_SECONDS = 1.0
 _COUNTS = ("processed", "failed", "retried", "leased", "errors")
@@ -59,6 +63,7 @@ class Follower:
         self._config = relay.config
         self._changed = threading.Event()
         self._stop = threading.Event()
+        self._unscheduled_checked = -math.inf
 
     def stop(self) -> None:
         """Make `run()` return once what it leased is settled (safe from a signal handler)."""
@@ -131,7 +136,8 @@ class Follower:
                 window = listener.window()
                 if listener.up:
                     tried = {d.id: tried[d.id] for d in window if d.id in tried}
-                due, wait = _due(window, tried, config.follow_poll_seconds)
+                server_now = relay.store.clock.earliest()  # set by the first poll
+                due, wait = _due(window, tried, config.follow_poll_seconds, server_now)
                 if due:
                     tried.update((d.id, d.update_time) for d in due)
                     relay.deliver(pipeline, due)
@@ -141,37 +147,42 @@ class Follower:
                 self._changed.wait(max(0.0, min(wait, next_poll - now, check_in)))
 
     def _poll(self, pipeline: Pipeline, listener: Listener, tried: dict[str, Any]) -> bool:
-        """Deliver abandoned and due events found by query; True if there may be more."""
-        store, config = self._relay.store, self._config
-        now = datetime.datetime.now(datetime.timezone.utc)
-        lock = datetime.timedelta(seconds=config.lock_timeout_seconds)
-        found: list[DueDocument] = list(store.abandoned(now - lock, config.batch_size))
-        if len(found) < config.batch_size:
-            pending = store.pending(now, config.batch_size - len(found))
-            if listener.up and listener.stale(pending, now):
-                listener.down("stale window")
-            found += pending
+        """Deliver abandoned and due events found with the relay's due queries, on
+        Firestore's clock (and, at the re-read pace, events without a timestamp
+        `nextAttemptAt`, which the window's order leaves out); True if there may be more."""
+        store, config, tally = self._relay.store, self._config, pipeline.tally
+        found: list[DueDocument] = []
+        if time.monotonic() - self._unscheduled_checked >= config.follow_poll_seconds:
+            # Also the first reading of Firestore's clock, which look_for_due needs.
+            unscheduled = find_unscheduled(store, scan_limit=UNSCHEDULED_SCAN_LIMIT)
+            self._unscheduled_checked = time.monotonic()
+            tally["unscheduled"] += unscheduled.count
+            found += unscheduled.found[: config.batch_size]
+        due, abandoned = look_for_due(store, config, tally, look_for_abandoned=True)
+        if listener.up and listener.stale(due[abandoned:], store.clock.earliest()):
+            listener.down("stale window")
+        found += due
         if not listener.up:
             listener.polling()
             # No window prunes `tried` while the listener is down: keep what this poll saw.
             for seen_before in set(tried) - {d.id for d in found}:
                 del tried[seen_before]
-        pipeline.tally["rereads" if listener.up else "polls"] += 1
+        tally["rereads" if listener.up else "polls"] += 1
         fresh = [d for d in found if tried.get(d.id) != d.update_time]
         if fresh:
             tried.update((d.id, d.update_time) for d in fresh)
             self._relay.deliver(pipeline, fresh)
-        return len(found) == config.batch_size
+        return len(due) == config.batch_size
 
 
 def _due(
     window: list[DocumentSnapshot[Any]],
     tried: dict[str, datetime.datetime],
     longest_wait: float,
+    now: datetime.datetime,
 ) -> tuple[list[DocumentSnapshot[Any]], float]:
-    """The window's due events not tried in their current state, and how long to wait for
-    the first one that is not due yet."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    """The window's due events not tried in their current state at `now` (Firestore's
+    time), and how long to wait for the first one that is not due yet."""
     due: list[DocumentSnapshot[Any]] = []
     for document in window:
         if tried.get(document.id) == document.update_time:

@@ -17,7 +17,7 @@ from google.cloud import firestore
 from app.config import Settings
 from app.receiver import Receiver
 from app.relay.follow import Follower
-from tests.helpers import add_orders, make_relay, outbox
+from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 
 
 @contextmanager
@@ -107,3 +107,19 @@ def test_a_listener_that_stalls_silently_is_covered_by_the_periodic_re_read(
         assert {r.event_id for r in delivered} == {first, *later}
     assert summary["rereads"] >= 1 and summary["processed"] == 3
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+
+
+def test_follow_mode_delivers_an_event_without_a_timestamp_next_attempt_at(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    # Another producer's event with no nextAttemptAt field at all: the window, a query
+    # ordered by that field, can never show it. (Written in two steps so that it is never
+    # PENDING with the field.)
+    with following(db, settings, receiver.url, follow_poll_seconds=1.0) as (watches, summary):
+        listening(watches)
+        add_raw_event(db, settings, "foreign", status="DRAFT")
+        foreign = db.collection(settings.outbox_collection).document("foreign")
+        foreign.update({"nextAttemptAt": firestore.DELETE_FIELD, "status": "PENDING"})
+        assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == ["foreign"]
+    assert summary["unscheduled"] >= 1
+    assert outbox(db, settings)["foreign"]["status"] == "PROCESSED"
