@@ -47,10 +47,12 @@ def test_a_client_library_warning_stays_a_json_line_after_a_firestore_client_is_
 ) -> None:
     # A process of its own: google-api-core configures the "google" loggers once a process.
     script = (
+        # `app` first, as in every entry point: its import silences google-api-core's
+        # one-time Python 3.10 notice (app/__init__.py), which is not a log line.
         "import logging\n"
+        "from app.logs import configure_logging\n"
         "from google.auth.credentials import AnonymousCredentials\n"
         "from google.cloud import firestore\n"
-        "from app.logs import configure_logging\n"
         "configure_logging(level='INFO')\n"
         "db = firestore.Client(project='outbox-test', credentials=AnonymousCredentials())\n"
         "db._firestore_api  # creating the API client initializes google-api-core logging\n"
