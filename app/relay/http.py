@@ -29,7 +29,7 @@ from app.urls import split_credentials, url_secrets
 
 __all__ = ["MAX_ANSWER_BYTES", "HttpPublisher", "HttpTransport", "url_secrets"]
 
-USER_AGENT = "firestore-outbox-relay/0.1"
+USER_AGENT = "firestore-outbox-relay/0.2"
 
 
 class HttpTransport:
