@@ -15,7 +15,7 @@ instead of failing the relay at run time.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -142,7 +142,7 @@ def update_pb(
     precondition = _Precondition(update_time=_timestamp(expected_update_time))
     if fields is None:
         return _Write(delete=ref._document_path, current_document=precondition)
-    if any(_special(value) and value is not SERVER_TIMESTAMP for value in fields.values()):
+    if any(is_transform(value) and value is not SERVER_TIMESTAMP for value in fields.values()):
         # Field deletes and other transforms (rare: `outbox requeue`): the client's encoder.
         option = ref._client.write_option(last_update_time=expected_update_time)
         [write_pb] = _helpers.pbs_for_update(ref._document_path, dict(fields), option)
@@ -161,20 +161,38 @@ def update_pb(
     )
 
 
-def batch_write(
-    db: Client, writes: Sequence[Any], *, retry: Retry, timeout: float
-) -> list[tuple[int, str, datetime.datetime | None]]:
-    """Send `writes` in one `BatchWrite` (each applied on its own); per write its status
-    code, status message and new update time."""
+@dataclass(frozen=True)
+class BatchWritten:
+    """Per write its status code, status message and new update time; and how many times
+    the request went out (more than once when the retry layer sent it again after an error,
+    which may have come after the first one landed)."""
+
+    answers: list[tuple[int, str, datetime.datetime | None]]
+    sends: int
+
+
+def batch_write(db: Client, writes: Sequence[Any], *, retry: Retry, timeout: float) -> BatchWritten:
+    """Send `writes` in one `BatchWrite` (each applied on its own)."""
     request = firestore.BatchWriteRequest.pb()(database=db._database_string, writes=writes)
+    sends = 0
+
+    def counted(send: Callable[..., Any]) -> Callable[..., Any]:
+        # The client applies `retry` as a decorator around each send: count them under it.
+        def once(*args: Any, **kwargs: Any) -> Any:
+            nonlocal sends
+            sends += 1
+            return send(*args, **kwargs)
+
+        return retry(once)
+
     response = db._firestore_api.batch_write(
         request=firestore.BatchWriteRequest.wrap(request),
         metadata=db._rpc_metadata,
-        retry=retry,
+        retry=counted,
         timeout=timeout,
     )
     raw = firestore.BatchWriteResponse.pb(response)
-    return [
+    answers = [
         (
             status.code,
             status.message,
@@ -182,13 +200,15 @@ def batch_write(
         )
         for status, result in zip(raw.status, raw.write_results, strict=True)
     ]
+    return BatchWritten(answers, sends)
 
 
 def _datetime(stamp: timestamp_pb2.Timestamp) -> datetime.datetime:
     return DatetimeWithNanoseconds.from_timestamp_pb(stamp)  # type: ignore[no-untyped-call,no-any-return]
 
 
-def _special(value: Any) -> bool:
+def is_transform(value: Any) -> bool:
+    """A value Firestore computes (a server timestamp, a field delete, an increment...)."""
     return isinstance(value, (_transforms.Sentinel, *_Transforms))
 
 

@@ -5,6 +5,13 @@ where the bill is made: on the wire. A gRPC interceptor on the client's channel 
 documents each response carries (query results, document gets, listener changes) and the
 writes each request carries (`Commit`, `BatchWrite`), whatever the code above it believes it
 does. Used by the benchmark and by the tests that pin the relay's cost per event.
+
+Aggregations (`RunAggregationQuery`: COUNT, SUM, AVG) return no documents, but Firestore bills
+one read per up to 1,000 index entries they match, at least one per query. The meter cannot
+see the index entries; it takes the largest COUNT in the result as their number (exact for a
+COUNT, which matches one entry per document) and bills a SUM or AVG without a COUNT as one
+read: right for the small collections of the tests and the benchmark (the relay's two COUNTs
+each cost one read under 1,000 `PENDING` events), an undercount for a SUM over more.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
+from math import ceil
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -22,8 +30,9 @@ if TYPE_CHECKING:
 
 class OperationMeter:
     """Counts by name: `reads` (documents received), `writes` (document writes sent),
-    `emptyQueries` (queries that returned nothing; Firestore bills each as one read) and
-    one `rpc:<Method>` per call."""
+    `emptyQueries` (queries that returned nothing; Firestore bills each as one read),
+    `aggregationReads` (the reads aggregation queries are billed, see the module) and one
+    `rpc:<Method>` per call."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -51,9 +60,9 @@ class OperationMeter:
 
     @property
     def billed_reads(self) -> int:
-        """Document reads as billed: an empty query still costs one."""
+        """Reads as billed: documents, one for each empty query, and the aggregations'."""
         counts = self.snapshot()
-        return counts.get("reads", 0) + counts.get("emptyQueries", 0)
+        return sum(counts.get(name, 0) for name in ("reads", "emptyQueries", "aggregationReads"))
 
 
 def meter(db: Client) -> OperationMeter:
@@ -105,14 +114,36 @@ def _documents_in(method: str, response: Any) -> int:
     return 0
 
 
+def _count_aliases(method: str, request: Any) -> frozenset[str]:
+    if method != "RunAggregationQuery":
+        return frozenset()
+    raw = type(request).pb(request) if hasattr(type(request), "pb") else request
+    aggregations = raw.structured_aggregation_query.aggregations
+    return frozenset(a.alias for a in aggregations if a.HasField("count"))
+
+
+def _largest_count(response: Any, aliases: frozenset[str]) -> int:
+    raw = type(response).pb(response)
+    fields = raw.result.aggregate_fields
+    return max((fields[a].integer_value for a in aliases if a in fields), default=0)
+
+
 class _CountingStream:
     """A response stream that counts documents as they arrive; everything else delegates."""
 
-    def __init__(self, call: Any, method: str, counter: OperationMeter) -> None:
+    def __init__(
+        self,
+        call: Any,
+        method: str,
+        counter: OperationMeter,
+        count_aliases: frozenset[str] = frozenset(),
+    ) -> None:
         self._call = call
+        self._count_aliases = count_aliases
         self._method = method
         self._counter = counter
         self._documents = 0
+        self._matched = 0  # an aggregation's largest count: the index entries it matched
 
     def __iter__(self) -> _CountingStream:
         return self
@@ -123,7 +154,11 @@ class _CountingStream:
         except StopIteration:
             if self._method == "RunQuery" and not self._documents:
                 self._counter.add(emptyQueries=1)
+            if self._method == "RunAggregationQuery":
+                self._counter.add(aggregationReads=max(1, ceil(self._matched / 1000)))
             raise
+        if self._method == "RunAggregationQuery":
+            self._matched = max(self._matched, _largest_count(response, self._count_aliases))
         documents = _documents_in(self._method, response)
         if documents:
             self._documents += documents
@@ -162,7 +197,8 @@ class _Interceptor(
     ) -> Any:
         method = _method(details)
         self._count_request(method, request)
-        return _CountingStream(continuation(details, request), method, self._counter)
+        call = continuation(details, request)
+        return _CountingStream(call, method, self._counter, _count_aliases(method, request))
 
     def intercept_stream_stream(
         self,

@@ -134,7 +134,14 @@ class Relay:
         delivered is settled, counts into `tally`, and raises a Firestore error the settler
         met. Settles are retried until `deadline` (monotonic)."""
         in_flight = InFlight()
-        settler = Settler(self._store, self.config, self._rng, in_flight.release, deadline=deadline)
+        settler = Settler(
+            self._store,
+            self.config,
+            self._rng,
+            in_flight.release,
+            instance=instance,
+            deadline=deadline,
+        )
         breaker = Breaker(self.config.breaker_threshold, instance)
         try:
             with settler, ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
@@ -137,6 +137,18 @@ class LeaseStore:
                     left.append(n)
             refused = left
         return written
+
+    def landed(
+        self, changes: Sequence[Change], holding: Mapping[str, Any], *, deadline: float
+    ) -> list[datetime.datetime | None]:
+        """`app.cas.landed`, in one batched get that ends by `deadline` (monotonic): per change
+        its update time if it is in Firestore as written, else None (also when no time is
+        left to look)."""
+        timeout = min(self._timeout, deadline - time.monotonic())
+        if not changes or timeout <= 0:
+            return [None] * len(changes)
+        retry = Retry(initial=0.1, maximum=1.0, timeout=timeout)
+        return cas.landed(self._db, changes, holding=holding, retry=retry, timeout=timeout)
 
     def write_if_unchanged(self, changes: Sequence[Change]) -> list[datetime.datetime | None]:
         """For the operations commands: per change the new update time, or None if the

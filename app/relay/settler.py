@@ -9,7 +9,10 @@ carries many settles without a timer deciding when to flush.
 Each event is settled by its own outcome: a write Firestore refuses parks only its event, and
 transient failures (of the whole call or of single writes) are retried with backoff until the
 run's deadline, so one hiccup does not leave every delivered event PROCESSING to be delivered
-again after the lock timeout.
+again after the lock timeout. A settle sent again (by the client's retry layer or by the
+settler) after its first send had landed comes back as a lost race against itself: only those
+uncertain ones are read back, in one batched get, and the settles found as this relay wrote
+them count as settled, not as lost leases.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ class Settler:
     with the number of leases it settled (or lost). Transient failures are retried until
     `deadline` (monotonic; with none, for one lock timeout); a lasting Firestore error stops
     it and is raised by `close()`. Leases it could not settle are taken back after the lock
-    timeout."""
+    timeout. `instance` is the relay's `processingInstanceId`, which names its settles."""
 
     def __init__(
         self,
@@ -65,9 +68,11 @@ class Settler:
         rng: random.Random,
         done: Callable[[int], None],
         *,
+        instance: str,
         deadline: float = math.inf,
     ) -> None:
         self.tally: Counter[str] = Counter()
+        self._instance = instance
         self._deadline = deadline
         self._late: Exception | None = None
         self._store = store
@@ -167,7 +172,10 @@ class Settler:
             deadline = time.monotonic() + self._config.lock_timeout_seconds
         written: list[Written | None] = [None] * len(changes)
         todo = list(range(len(changes)))
+        resent: set[int] = set()  # sent before: a LOST answer may be to its own first send
         for attempt in itertools.count(1):
+            if attempt > 1:
+                resent.update(todo)
             error: Exception | None = None
             try:
                 for n, result in zip(
@@ -185,6 +193,33 @@ class Settler:
                 break
             self.tally["settleRetries"] += 1
             time.sleep(pause)
+        return self._read_back(changes, written, resent, deadline)
+
+    def _read_back(
+        self,
+        changes: list[Change],
+        written: list[Written | None],
+        resent: set[int],
+        deadline: float,
+    ) -> list[Written | None]:
+        """Settles that came back LOST but may have lost only to their own first send: the
+        ones found as this relay wrote them were applied (no reads when none is uncertain)."""
+        doubtful = [
+            n
+            for n, w in enumerate(written)
+            if w is not None and w.outcome is WriteOutcome.LOST and (w.uncertain or n in resent)
+        ]
+        if not doubtful:
+            return written
+        self.tally["settlesReadBack"] += len(doubtful)
+        holding = {"processingInstanceId": self._instance}
+        try:
+            found = self._store.landed([changes[n] for n in doubtful], holding, deadline=deadline)
+        except TRANSIENT_ERRORS:
+            return written  # not known: they stay lost leases, as the write said
+        for n, update_time in zip(doubtful, found, strict=True):
+            if update_time is not None:
+                written[n] = Written(WriteOutcome.APPLIED, update_time)
         return written
 
     def _count(self, lease: Lease, kind: str, written: Written | None) -> None:

@@ -23,11 +23,16 @@ def test_the_meter_counts_documents_received_and_writes_sent(settings: Settings)
     assert not list(things.where(filter=firestore.FieldFilter("n", ">", 9)).get())
     db.collection("things").document("t0").get()
     db.collection("things").document("missing").get()
+    # An aggregation reads no document; Firestore bills one read per 1,000 entries matched,
+    # at least one: an empty COUNT costs one read too.
+    assert things.count(alias="n").get()[0][0].value == 3
+    assert things.where(filter=firestore.FieldFilter("n", ">", 9)).count().get()[0][0].value == 0
 
     snapshot = counts.snapshot()
     assert snapshot["writes"] == 3 and snapshot["rpc:Commit"] == 1
     assert snapshot["reads"] == 2 + 2  # two query results, one found and one missing document
-    assert snapshot["emptyQueries"] == 1 and counts.billed_reads == 5
+    assert snapshot["emptyQueries"] == 1 and snapshot["aggregationReads"] == 2
+    assert counts.billed_reads == 4 + 1 + 2
 
 
 def test_draining_costs_one_read_and_two_writes_per_event(
@@ -47,3 +52,5 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     # one read each per 1,000 PENDING events; they read no document).
     assert counts.snapshot()["emptyQueries"] == 2
     assert counts.snapshot()["rpc:RunAggregationQuery"] == 2
+    assert counts.snapshot()["aggregationReads"] == 2
+    assert counts.billed_reads == 120 + 2 + 2
