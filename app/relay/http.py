@@ -92,6 +92,9 @@ class HttpTransport:
                 )
                 answer = read_answer(response)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            unresolved = _unresolved(exc)
+            if unresolved is not None:  # in time or not, nothing reached the downstream
+                return self._failure(Outcome.CHANNEL, f"ConnectionError: DNS: {unresolved}")
             if time.monotonic() >= deadline:  # whatever broke, the deadline is why
                 return self._failure(Outcome.RETRY, f"timeout: deadline: {_name(exc)}")
             return self._failure(*_describe(exc))
@@ -137,6 +140,13 @@ class HttpTransport:
 
 def _name(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _unresolved(exc: BaseException | None) -> BaseException | None:
+    """The failed lookup behind `exc`, of the downstream's name or the proxy's."""
+    while exc is not None and not isinstance(exc, urllib3.exceptions.NameResolutionError):
+        exc = getattr(exc, "original_error", None) or exc.__cause__
+    return exc
 
 
 def _describe(exc: BaseException) -> tuple[Outcome, str]:

@@ -12,6 +12,11 @@ holds an attempt as long as it likes. Inside `attempt_deadline(t)` every connect
 on this thread gets at most the time left until `t` (`time.monotonic()`), and fails once none is
 left, however the bytes trickle. The deadline lives in a thread-local because urllib3 calls
 these hooks from deep inside one synchronous request, on the caller's thread.
+
+Name resolution: urllib3's `create_connection` calls `socket.getaddrinfo`, which no timeout
+bounds. `_DeadlineConnection._new_conn` connects through `app.relay.dns` instead: the name of
+whatever host urllib3 connects to (`_dns_host`: the downstream, or the proxy) is looked up
+within the time left, then each address is tried with what remains. Errors are urllib3's own.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import contextlib
 import http.client
 import io
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +33,10 @@ from typing import Any
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import _set_socket_options, allowed_gai_family
+
+from app.relay import dns
 
 _MAX_LINE = 65536  # http.client's own limits for a header line and a header count
 _MAX_HEADERS = 100
@@ -126,6 +136,29 @@ class _DeadlineConnection(HTTPConnection):
     def connect(self) -> None:
         self.timeout = _bounded(self.timeout, time_left())
         super().connect()
+
+    def _new_conn(self) -> socket.socket:
+        if time_left() is None:
+            return super()._new_conn()
+        try:
+            sock = dns.connect(
+                (self._dns_host, self.port),
+                allowed_gai_family(),
+                time_left,
+                self.timeout,
+                self.source_address,
+                lambda sock: _set_socket_options(sock, self.socket_options),
+            )
+        except socket.gaierror as exc:
+            raise NameResolutionError(self.host, self, exc) from exc
+        except TimeoutError as exc:
+            raise ConnectTimeoutError(
+                self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
+            ) from exc
+        except OSError as exc:
+            raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
+        sys.audit("http.client.connect", self, self.host, self.port)
+        return sock
 
     def send(self, data: Any) -> None:
         if self.sock is not None:

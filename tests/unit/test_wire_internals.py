@@ -4,13 +4,19 @@
 from __future__ import annotations
 
 import http.client
+import inspect
 import socket
+import threading
 import time
 
 import pytest
 import urllib3
+from urllib3.connection import HTTPConnection
 from urllib3.connectionpool import HTTPConnectionPool
+from urllib3.exceptions import NameResolutionError
+from urllib3.util import connection as urllib3_connection
 
+from app.relay import dns
 from app.relay.wire import POOL_CLASSES, DeadlinePassed, _Response, attempt_deadline, time_left
 
 
@@ -58,3 +64,40 @@ def test_the_hooks_urllib3_and_http_client_offer_are_still_there() -> None:
         assert "response_class" in vars(pool.ConnectionCls.__mro__[0]) or issubclass(
             pool.ConnectionCls.response_class, _Response
         )
+
+
+def test_the_connection_internals_name_resolution_replaces_are_still_there() -> None:
+    assert "_new_conn" in vars(HTTPConnection)  # what `_DeadlineConnection` overrides
+    assert "_dns_host" in inspect.getsource(HTTPConnection._new_conn)
+    assert "getaddrinfo" in inspect.getsource(urllib3_connection.create_connection)
+    assert callable(urllib3_connection._set_socket_options)
+    assert callable(urllib3_connection.allowed_gai_family)
+    assert list(inspect.signature(NameResolutionError).parameters) == ["host", "conn", "reason"]
+
+
+def test_hanging_lookups_hold_at_most_one_thread_per_name_and_never_more_than_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A fake of the resolver only: every lookup hangs until released.
+    released = threading.Event()
+    calls: list[str] = []
+
+    def hanging(host: str, *_: object) -> list[object]:
+        calls.append(host)
+        released.wait(5)
+        raise socket.gaierror(socket.EAI_AGAIN, "released")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    names = [f"n{n % (dns.WORKERS + 2)}.test" for n in range(24)]
+    started = time.monotonic()
+    try:
+        for name in names:
+            with pytest.raises(dns.ResolutionTimeout, match="deadline"):
+                dns.resolve(name, 80, socket.AF_INET, 0.01)
+        took = time.monotonic() - started
+        assert len(calls) == dns.WORKERS  # the rest share a lookup or wait in the queue
+        workers = [t for t in threading.enumerate() if t.name.startswith("outbox-dns")]
+        assert len(workers) <= dns.WORKERS
+        assert took < 24 * 0.01 + 1.0
+    finally:
+        released.set()

@@ -1,0 +1,111 @@
+"""Connecting by name within an attempt's deadline.
+
+`socket.getaddrinfo` cannot be interrupted or given a timeout: a resolver that hangs holds
+its caller as long as the system's resolver settings say (seconds to minutes), past the
+attempt's deadline, the Function Compute budget and the event's lease. So a name is looked up
+on a small shared pool of threads and waited for at most the time left; a lookup that runs
+out of time fails like a name that does not resolve (`ResolutionTimeout` is a
+`socket.gaierror`) and its thread finishes the lookup on its own, in the background. The pool
+is capped at `WORKERS` threads, and concurrent lookups of one name share one thread, so a
+hanging resolver holds at most one thread per name and never more than `WORKERS`; lookups
+beyond that wait in the queue, still within their own deadlines. IP literals are never looked
+up. Nothing is cached: the system's resolver (and its cache) decides each time, as before.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["WORKERS", "ResolutionTimeout", "connect", "resolve"]
+
+WORKERS = 4
+
+AddressInfo = tuple[Any, ...]  # one entry of `socket.getaddrinfo`'s answer
+_pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix="outbox-dns")
+_lookups: dict[tuple[str, int, int], concurrent.futures.Future[list[AddressInfo]]] = {}
+_lock = threading.Lock()
+
+
+class ResolutionTimeout(socket.gaierror):
+    """The lookup of a name was still unanswered when the attempt's deadline came."""
+
+
+def resolve(host: str, port: int, family: int, timeout: float | None) -> list[AddressInfo]:
+    """`socket.getaddrinfo(host, port, family, SOCK_STREAM)`, waited for at most `timeout` s
+    (None: as long as it takes)."""
+    if _is_ip_literal(host):  # no resolver involved: answered at once, on this thread
+        return socket.getaddrinfo(host, port, family, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)
+    try:
+        host.encode("idna")  # as urllib3 checks: what cannot be encoded cannot resolve
+    except UnicodeError as exc:
+        raise socket.gaierror(socket.EAI_NONAME, f"not a name: {exc}") from None
+    key = (host, port, family)
+    with _lock:
+        lookup = _lookups.get(key)
+        if lookup is None:
+            lookup = _pool.submit(socket.getaddrinfo, host, port, family, socket.SOCK_STREAM)
+            _lookups[key] = lookup
+            lookup.add_done_callback(lambda _: _forget(key, lookup))
+    try:
+        return lookup.result(None if timeout is None else max(timeout, 0.0))
+    except concurrent.futures.TimeoutError:
+        raise ResolutionTimeout(
+            socket.EAI_AGAIN,
+            f"DNS lookup unanswered at the attempt's deadline ({timeout or 0:.2f} s)",
+        ) from None
+
+
+def connect(
+    address: tuple[str, int],
+    family: int,
+    time_left: Callable[[], float | None],
+    timeout: float | None,
+    source_address: tuple[str, int] | None = None,
+    configure: Callable[[socket.socket], None] = lambda _: None,
+) -> socket.socket:
+    """A socket connected to the first of `address`'s addresses that answers, name lookup and
+    every connect waiting at most `time_left()` (which raises once no time is left) and each
+    connect at most `timeout` too. Like `socket.create_connection`, the last error is raised
+    when none answers."""
+    host, port = address
+    # The connect timeout never bounded a lookup (urllib3's neither): the deadline does.
+    addresses = resolve(host.strip("[]"), port, family, time_left())
+    error: OSError | None = None
+    for af, socktype, proto, _, sockaddr in addresses:
+        sock = socket.socket(af, socktype, proto)
+        try:
+            configure(sock)
+            sock.settimeout(_least(timeout, time_left()))
+            if source_address:
+                sock.bind(source_address)
+            sock.connect(sockaddr)
+            return sock
+        except OSError as exc:
+            error = exc
+            sock.close()
+    raise error or OSError("getaddrinfo returns an empty list")
+
+
+def _least(timeout: float | None, left: float | None) -> float | None:
+    if left is None:
+        return timeout
+    return left if timeout is None else min(timeout, left)
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _forget(key: tuple[str, int, int], lookup: concurrent.futures.Future[Any]) -> None:
+    with _lock:
+        if _lookups.get(key) is lookup:
+            del _lookups[key]
