@@ -18,7 +18,8 @@ import pytest
 from google.cloud import firestore
 
 from app.config import Settings
-from app.inbox import Inbox, InboxStatus, LeaseLost, Verdict
+from app.inbox import Inbox, InboxStatus, LeaseLost, Result, Verdict
+from app.inbox.failures import contended
 
 SOURCE = "//firestore.googleapis.com/projects/p/databases/(default)/documents/outbox"
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,11 +81,20 @@ def test_concurrent_deliveries_of_one_event_apply_a_transactional_effect_once(
     db: firestore.Client,
 ) -> None:
     inbox = Inbox(db, "order-counter")
-    results = in_parallel(
-        8, lambda: inbox.process_in_transaction(SOURCE, "e-1", counter_effect(db))
-    )
+
+    def deliver() -> Result[str]:
+        return inbox.process_in_transaction(SOURCE, "e-1", counter_effect(db))
+
+    results = in_parallel(8, deliver)
     verdicts = Counter(getattr(r, "verdict", r) for r in results)
-    assert verdicts == {Verdict.APPLIED: 1, Verdict.DUPLICATE: 7}, results
+    # A delivery still contended after the inbox's contention budget (5 s: reached only on a
+    # loaded machine) gives up with Firestore's contention error, for the sender to retry.
+    gave_up = [r for r in results if isinstance(r, Exception) and contended(r)]
+    assert verdicts[Verdict.APPLIED] == 1, results
+    assert verdicts[Verdict.DUPLICATE] + len(gave_up) == 7, results
+    assert count(db) == 1
+    # The retries of those that gave up are duplicates: the effect stays applied once.
+    assert {deliver().verdict for _ in gave_up} <= {Verdict.DUPLICATE}
     assert count(db) == 1
 
 

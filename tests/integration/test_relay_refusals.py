@@ -128,10 +128,13 @@ def test_a_settle_that_landed_but_whose_answer_was_lost_counts_as_processed(
     event_ids = add_orders(db, settings, 3)
     client, faults = faulty_client(settings)
 
+    armed = threading.Lock()
+
     def lose_the_settles_answer(request: Received) -> Answer:
         # Every event is leased by now: the next BatchWrite is a settle. It lands, then the
         # client's retry layer sees UNAVAILABLE and sends it again, which finds it written.
-        if not faults.injected:
+        # Armed once: later answers may come before that settle is sent.
+        if armed.acquire(blocking=False):
             faults.fail("BatchWrite", grpc.StatusCode.UNAVAILABLE, after_call=True)
         return Answer(200)
 
