@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,16 +31,54 @@ def _checked_id(value: str, what: str) -> str:
     return value
 
 
-class OrderRepository:
+class _Repository:
+    """A collection's repository; bound to a unit of work when reached as `uow.orders` or
+    `uow.outbox`, so `add` queues there without being handed the unit of work again."""
+
+    _setting: str  # the Settings attribute naming the default collection
+
+    def __init__(
+        self,
+        db: Client,
+        collection: str | None = None,
+        *,
+        uow: FirestoreUnitOfWork | None = None,
+    ) -> None:
+        self._collection = db.collection(_collection_name(collection, self._setting))
+        self._uow = uow
+
+    def _target(self, uow: FirestoreUnitOfWork | None) -> FirestoreUnitOfWork:
+        """The unit of work an `add` queues on: the bound one, or the one passed."""
+        if self._uow is None:
+            if uow is None:
+                raise TypeError(
+                    "this repository is not bound to a unit of work: pass one, "
+                    "or use the unit of work's own (uow.orders, uow.outbox)"
+                )
+            return uow
+        if uow is not None:
+            if uow is not self._uow:
+                raise InvalidInput(
+                    "this repository belongs to another unit of work than the one passed"
+                )
+            warnings.warn(
+                "passing the unit of work to its own repository is deprecated: "
+                "call uow.outbox.add(event) (or uow.orders.add(order))",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+        return self._uow
+
+
+class OrderRepository(_Repository):
     """Orders in `ORDERS_COLLECTION`."""
 
-    def __init__(self, db: Client, collection: str | None = None) -> None:
-        self._collection = db.collection(_collection_name(collection, "orders_collection"))
+    _setting = "orders_collection"
 
     def add(
         self,
         order_data: Mapping[str, Any],
-        uow: FirestoreUnitOfWork,
+        uow: FirestoreUnitOfWork | None = None,
         *,
         order_id: str | None = None,
     ) -> str:
@@ -48,9 +87,10 @@ class OrderRepository:
         An order carrying `requestHash` is guarded: committing it again is a replay, not a
         duplicate (see `FirestoreUnitOfWork.add_create`).
         """
+        target = self._target(uow)
         ref = self._collection.document(_checked_id(order_id, "order_id") if order_id else None)
         guard = REQUEST_HASH_FIELD if order_data.get(REQUEST_HASH_FIELD) else None
-        uow.add_create(ref, order_data, idempotency_field=guard)
+        target.add_create(ref, order_data, idempotency_field=guard)
         return str(ref.id)
 
     def get(self, order_id: str) -> dict[str, Any] | None:
@@ -58,20 +98,21 @@ class OrderRepository:
         return snapshot.to_dict() if snapshot.exists else None
 
 
-class OutboxRepository:
+class OutboxRepository(_Repository):
     """Outbox events in `OUTBOX_COLLECTION`; the document id is the event id."""
 
-    def __init__(self, db: Client, collection: str | None = None) -> None:
-        self._collection = db.collection(_collection_name(collection, "outbox_collection"))
+    _setting = "outbox_collection"
 
-    def add(self, event_data: Mapping[str, Any], uow: FirestoreUnitOfWork) -> str:
-        """Queue a `PENDING` outbox event and return its id.
+    def add(self, event_data: Mapping[str, Any], uow: FirestoreUnitOfWork | None = None) -> str:
+        """Queue a `PENDING` outbox event and return its id: `uow.outbox.add(event)`, or
+        `OutboxRepository(db).add(event, uow)` for a repository of its own.
 
         `event_data` holds `eventType`, `aggregateType`, `aggregateId` and a JSON-compatible
         `payload`; `eventId` is optional and a random UUID otherwise. Ids and types must be
         valid UTF-8 without control characters (`label_problem`). The document must leave
         `OUTBOX_HEADROOM_BYTES` free under 1 MiB for the relay's fields, or `DocumentTooLarge`.
         """
+        target = self._target(uow)
         event_id = str(event_data.get("eventId") or uuid.uuid4())
         names = ("eventType", "aggregateType", "aggregateId")
         labels = {**{name: event_data.get(name) for name in names}, "eventId": event_id}
@@ -85,7 +126,7 @@ class OutboxRepository:
         if problem:
             raise InvalidInput(f"event {problem}")
         _checked_id(event_id, "eventId")
-        uow.add_create(
+        target.add_create(
             self._collection.document(event_id),
             {
                 "eventId": event_id,

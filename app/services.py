@@ -33,7 +33,7 @@ def create_new_order(
     """
     order = NewOrder.parse(customer_id, items, idempotency_key)
     with uow.savepoint():
-        order_id = uow.orders.add(order.document(SERVER_TIMESTAMP), uow, order_id=order.order_id)
-        event_id = uow.outbox.add(order.created_event(order_id), uow)
+        order_id = uow.orders.add(order.document(SERVER_TIMESTAMP), order_id=order.order_id)
+        event_id = uow.outbox.add(order.created_event(order_id))
     logger.debug("queued order %s with %d items and event %s", order_id, len(order.items), event_id)
     return order_id

@@ -62,8 +62,8 @@ class FirestoreUnitOfWork:
     ) -> None:
         settings = settings or default_settings()
         self.db = db
-        self.orders = OrderRepository(db, settings.orders_collection)
-        self.outbox = OutboxRepository(db, settings.outbox_collection)
+        self.orders = OrderRepository(db, settings.orders_collection, uow=self)
+        self.outbox = OutboxRepository(db, settings.outbox_collection, uow=self)
         self._max_writes = max_writes
         if max_batch_bytes is None:
             on_emulator = getattr(db, "_emulator_host", None)

@@ -46,7 +46,7 @@ def test_a_commit_whose_answer_was_lost_is_reported_written_once(
     faults.fail("Commit", code, after_call=after_call)
 
     with FirestoreUnitOfWork(client, settings) as uow:
-        event_id = uow.outbox.add({**EVENT, "payload": {"amount": 5}}, uow)
+        event_id = uow.outbox.add({**EVENT, "payload": {"amount": 5}})
 
     assert faults.injected == 1
     assert not uow.replayed
@@ -74,7 +74,7 @@ def test_when_the_batch_cannot_be_read_back_the_outcome_is_unknown_not_failed(
     faults.fail("Commit", grpc.StatusCode.DEADLINE_EXCEEDED, after_call=True)
     faults.fail("BatchGetDocuments", grpc.StatusCode.PERMISSION_DENIED, times=5)
     uow = FirestoreUnitOfWork(client, settings)
-    event_id = uow.outbox.add({**EVENT, "payload": {}}, uow)
+    event_id = uow.outbox.add({**EVENT, "payload": {}})
 
     with pytest.raises(CommitOutcomeUnknown) as raised:
         uow.commit()
@@ -91,7 +91,7 @@ def test_a_batch_sent_twice_without_an_answer_is_unknown_and_not_sent_again(
     client, faults = faulty_client(settings)
     faults.fail("Commit", grpc.StatusCode.DEADLINE_EXCEEDED, times=3)
     uow = FirestoreUnitOfWork(client, settings)
-    uow.outbox.add({**EVENT, "payload": {}}, uow)
+    uow.outbox.add({**EVENT, "payload": {}})
 
     with pytest.raises(CommitOutcomeUnknown):
         uow.commit()

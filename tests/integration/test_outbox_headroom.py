@@ -25,7 +25,6 @@ def queue(db: firestore.Client, settings: Settings, blob_chars: int) -> Firestor
             "aggregateId": "order-1",
             "payload": {"blob": "x" * blob_chars},
         },
-        uow,
     )
     return uow
 
@@ -93,6 +92,5 @@ def test_the_largest_event_accepted_can_be_leased_retried_and_settled(
                 "aggregateId": "order-1",
                 "payload": {"blob": "x" * (blob + 1)},
             },
-            uow,
         )
     assert [doc.id for doc in db.collection("outbox").get()] == [EVENT_ID]

@@ -34,7 +34,7 @@ def test_an_id_or_type_that_cannot_travel_is_refused(
     db: firestore.Client, settings: Settings, field: str, bad: str
 ) -> None:
     with pytest.raises(InvalidInput, match=field), FirestoreUnitOfWork(db, settings) as uow:
-        uow.outbox.add({**EVENT, field: bad}, uow)
+        uow.outbox.add({**EVENT, field: bad})
     assert written(db) == 0
 
 
@@ -46,7 +46,7 @@ def test_a_payload_string_with_a_lone_surrogate_is_refused(
     db: firestore.Client, settings: Settings, payload: dict[str, Any]
 ) -> None:
     with pytest.raises(InvalidInput, match="payload"), FirestoreUnitOfWork(db, settings) as uow:
-        uow.outbox.add({**EVENT, "payload": payload}, uow)
+        uow.outbox.add({**EVENT, "payload": payload})
     assert written(db) == 0
 
 
@@ -93,6 +93,6 @@ def test_ids_beyond_latin_1_and_payload_control_characters_are_written(
         "payload": {"note": "two\nlines\ttabbed"},
     }
     with FirestoreUnitOfWork(db, settings) as uow:
-        event_id = uow.outbox.add(event, uow)
+        event_id = uow.outbox.add(event)
     stored = db.collection("outbox").document(event_id).get().to_dict() or {}
     assert stored["eventType"] == "注文作成" and stored["payload"] == event["payload"]

@@ -32,7 +32,6 @@ def test_batch_that_fails_to_commit_leaves_neither_document(
             "aggregateId": "taken",
             "payload": {},
         },
-        uow,
     )
     uow.add_create(taken, {"customerId": "later"})
     with pytest.raises(DocumentAlreadyExists):
