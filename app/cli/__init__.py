@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from app.cli import demo, emulator, inspect, purge, receiver, reconcile, relay, requeue, status
 from app.config import load_settings
@@ -24,6 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="outbox", description="Operate a Firestore transactional outbox and its relay."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(commands)
@@ -36,6 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def _version() -> str:
+    try:
+        return version("firestore-outbox")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

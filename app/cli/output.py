@@ -18,11 +18,25 @@ _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 
 
 def duration(text: str) -> float:
-    """Seconds from `90`, `90s`, `15m`, `36h` or `7d` (an argparse type)."""
+    """Seconds, more than 0, from `90`, `90s`, `15m`, `36h` or `7d` (an argparse type)."""
     match = _DURATION.match(text.strip().lower())
     if not match:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 90s, 15m, 36h, 7d")
-    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be more than 0")
+    return seconds
+
+
+def seconds(text: str) -> float:
+    """A number of seconds more than 0 (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a number of seconds more than 0")
+    return value
 
 
 def add_lock_timeout(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ import json
 import signal
 from typing import Any
 
+from app.cli.output import seconds
 from app.config import Settings
 from app.firestore_client import get_db_client
 from app.relay import Relay, load_relay_config
@@ -22,7 +23,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--time-budget",
-        type=float,
+        type=seconds,
         default=None,
         help="seconds (default RELAY_TIME_BUDGET_SECONDS)",
     )

@@ -1,0 +1,50 @@
+"""The real `outbox` console script: its version, and arguments refused before any work."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+OUTBOX = os.path.join(os.path.dirname(sys.executable), "outbox")
+OUTBOX = OUTBOX if os.path.exists(OUTBOX) else shutil.which("outbox") or OUTBOX
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def outbox(*args: str) -> subprocess.CompletedProcess[str]:
+    # No Firestore anywhere: a refused argument must never get as far as connecting.
+    env = {**os.environ, "FIRESTORE_EMULATOR_HOST": "127.0.0.1:9", "FIRESTORE_PROJECT_ID": "p"}
+    return subprocess.run([OUTBOX, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_version_is_the_installed_packages() -> None:
+    project = (ROOT / "pyproject.toml").read_text()  # no tomllib: it is 3.11+ only
+    match = re.search(r'^version = "([^"]+)"$', project, re.MULTILINE)
+    assert match is not None
+    expected = match.group(1)
+    done = outbox("--version")
+    assert (done.returncode, done.stdout.strip()) == (0, f"outbox {expected}")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("relay", "--time-budget", "-5"), "must be a number of seconds more than 0"),
+        (("relay", "--time-budget", "0"), "must be a number of seconds more than 0"),
+        (("relay", "--time-budget", "soon"), "is not a number of seconds"),
+        (("purge", "--older-than", "0s"), "a duration must be more than 0"),
+        (("status", "--lock-timeout", "0"), "a duration must be more than 0"),
+    ],
+)
+def test_nonsense_arguments_are_refused_in_one_line_naming_the_argument(
+    args: tuple[str, ...], message: str
+) -> None:
+    done = outbox(*args)
+    assert done.returncode == 2
+    assert message in done.stderr and args[1] in done.stderr
+    assert "Traceback" not in done.stderr
