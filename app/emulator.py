@@ -19,12 +19,14 @@ from typing import NoReturn
 
 import requests
 
+from app.errors import OutboxError
+
 LAUNCHER_ENV = "FIRESTORE_EMULATOR_LAUNCHER"
 _LAUNCHER_IN_SDK = "platform/cloud-firestore-emulator/cloud_firestore_emulator"
 _KNOWN_SDK_ROOTS = ("/usr/lib/google-cloud-sdk", "/usr/share/google-cloud-sdk")
 
 
-class EmulatorError(RuntimeError):
+class EmulatorError(OutboxError, RuntimeError):
     """The emulator could not be found, started or reset."""
 
 
@@ -69,7 +71,16 @@ class FirestoreEmulator:
         return f"{self.host}:{self.port}"
 
     def start(self, timeout: float = 60.0) -> None:
-        """Start the emulator and wait until it answers, at most `timeout` seconds."""
+        """Start the emulator and wait until it answers, at most `timeout` seconds. A port
+        already taken is refused first: the readiness check would be answered by whatever
+        holds it (another emulator, say) and report success for an emulator that died."""
+        try:
+            with socket.socket() as probe:
+                probe.bind((self.host, self.port))
+        except OSError as exc:
+            raise EmulatorError(
+                f"cannot start the emulator on {self.host_port}: {exc.strerror or exc}"
+            ) from None
         # Lives from start() to stop(), so it cannot be a with-block.
         self._log = tempfile.NamedTemporaryFile(prefix="firestore-emulator-", suffix=".log")  # noqa: SIM115
         self._command = [

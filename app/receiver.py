@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from app.errors import OutboxError
 from app.request_limits import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_SECONDS,
@@ -28,6 +29,10 @@ from app.request_limits import (
     Watchdog,
     read_body,
 )
+
+
+class ListenError(OutboxError):
+    """The receiver could not open its port."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,10 @@ class Receiver:
         self.max_body_bytes = max_body_bytes
         self.read_timeout = read_timeout
         self.watchdog = Watchdog()
-        self._server = _Server((host, port), _handler_for(self))
+        try:
+            self._server = _Server((host, port), _handler_for(self))
+        except OSError as exc:  # a port taken, a host not of this machine
+            raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

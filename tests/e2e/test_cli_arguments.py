@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def outbox(*args: str) -> subprocess.CompletedProcess[str]:
     # No Firestore anywhere: a refused argument must never get as far as connecting.
-    env = {**os.environ, "FIRESTORE_EMULATOR_HOST": "127.0.0.1:9", "FIRESTORE_PROJECT_ID": "p"}
+    env = {
+        **os.environ,
+        "FIRESTORE_EMULATOR_HOST": "127.0.0.1:9",
+        "FIRESTORE_PROJECT_ID": "outbox-test",
+    }
     return subprocess.run([OUTBOX, *args], capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -48,3 +53,29 @@ def test_nonsense_arguments_are_refused_in_one_line_naming_the_argument(
     assert done.returncode == 2
     assert message in done.stderr and args[1] in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_emulator_command_refuses_a_port_already_taken() -> None:
+    # Before, the readiness check was answered by whatever held the port and it said ready.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = outbox("emulator", "--port", str(port))
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.strip().splitlines() == [
+        f"error: cannot start the emulator on 127.0.0.1:{port}: Address already in use"
+    ]
+    assert "FIRESTORE_EMULATOR_HOST" not in done.stdout
+
+
+def test_the_receiver_command_refuses_a_port_already_taken() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = outbox("receiver", "--no-verify", "--port", str(port))
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.strip().splitlines() == [
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
