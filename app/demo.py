@@ -19,17 +19,34 @@ from app.config import Settings
 from app.emulator import FirestoreEmulator
 from app.errors import OutboxError
 from app.firestore_client import EMULATOR_DEFAULT_PROJECT, get_db_client
-from app.order_counter import DEFAULT_COUNTS_COLLECTION, OrderCounter, ReceiverConfig
+from app.order_counter import OrderCounter, ReceiverConfig
 from app.receiver import Receiver
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 
 
 def run_demo(settings: Settings) -> int:
+    """Tell the story on stdout; return the exit code.
+
+    Each run writes only to collections of its own (`demo-<run id>-orders`, `-outbox`,
+    `-inbox`, `-order_counts`) with an idempotency key of its own, so an emulator that holds
+    other data can be used again and again: that data is neither read, delivered nor changed.
+    """
+    run_id = uuid.uuid4().hex[:8]
+    prefix = f"demo-{run_id}"
     signing_secret = secrets.token_urlsafe(24)  # shared by the relay and the downstream
+    receiver_config = ReceiverConfig(
+        signing_secrets=(signing_secret,),
+        inbox_collection=f"{prefix}-inbox",
+        counts_collection=f"{prefix}-order_counts",
+    )
+    settings = dataclasses.replace(
+        settings, orders_collection=f"{prefix}-orders", outbox_collection=f"{prefix}-outbox"
+    )
     with _on_emulator(settings) as settings, Receiver() as downstream:
+        print(f"This run writes only to the collections {prefix}-*")
         db = get_db_client(settings)
-        downstream.respond = OrderCounter(db, ReceiverConfig(signing_secrets=(signing_secret,)))
+        downstream.respond = OrderCounter(db, receiver_config)
         items = [
             {"productId": "sku-espresso", "quantity": 2},
             {"productId": "sku-mug", "quantity": 1},
@@ -41,7 +58,7 @@ def run_demo(settings: Settings) -> int:
         print(f"   order {first}")
 
         print("\n2. With an idempotency key, then the same call again (a client retry):")
-        key = "checkout-7-attempt"
+        key = f"checkout-7-{run_id}"
         with FirestoreUnitOfWork(db, settings) as uow:
             second = create_new_order("customer-7", items[:1], uow, idempotency_key=key)
         with FirestoreUnitOfWork(db, settings) as retry:
@@ -82,7 +99,7 @@ def run_demo(settings: Settings) -> int:
             _show_order(db, settings, order_id)
         rerun = _invoke_relay_handler(settings, downstream.url, signing_secret)
         print(f"   the next timer run finds nothing due: processed={rerun['processed']}")
-        _show_consumer(db, downstream)
+        _show_consumer(db, downstream, receiver_config.counts_collection)
     if summary["status"] != "ok" or summary["processed"] != 2:
         print(f"error: the relay did not deliver both events: {summary}")
         return 1
@@ -110,6 +127,9 @@ def _invoke_relay_handler(settings: Settings, url: str, signing_secret: str) -> 
         FIRESTORE_PROJECT_ID=settings.project_id or EMULATOR_DEFAULT_PROJECT,
         DOWNSTREAM_SERVICE_URL=url,
         RELAY_SIGNING_SECRET=signing_secret,
+        ORDERS_COLLECTION=settings.orders_collection,
+        OUTBOX_COLLECTION=settings.outbox_collection,
+        LOG_LEVEL=settings.log_level,
     )
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     event = f'{{"triggerTime": "{now}", "triggerName": "relay-timer", "payload": ""}}'
@@ -118,13 +138,13 @@ def _invoke_relay_handler(settings: Settings, url: str, signing_secret: str) -> 
     return result
 
 
-def _show_consumer(db: Any, downstream: Receiver) -> None:
+def _show_consumer(db: Any, downstream: Receiver, counts_collection: str) -> None:
     print(
         "\n7. The receiver verified each signature and counted each order once, in the same "
         "transaction as its inbox record:"
     )
-    for count in db.collection(DEFAULT_COUNTS_COLLECTION).get():
-        print(f"   {DEFAULT_COUNTS_COLLECTION}/{count.id}: orders={count.get('orders')}")
+    for count in db.collection(counts_collection).get():
+        print(f"   {counts_collection}/{count.id}: orders={count.get('orders')}")
     first = downstream.received[0]
     again = requests.post(downstream.url, data=first.body, headers=first.headers, timeout=10)
     print(f"   the same delivery again (a relay crashed before settling): {again.text}")

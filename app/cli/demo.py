@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import logging
 from typing import Any
 
 from app.config import Settings
@@ -14,8 +16,20 @@ def register(commands: Any) -> None:
         "demo",
         help="write orders on a local Firestore emulator, relay their events, show the deliveries",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also show the library's JSON log lines at LOG_LEVEL (default INFO) on stderr; "
+        "without it only warnings and errors are logged, so stdout reads as the story",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.verbose:
+        quiet = max(logging.WARNING, logging.getLevelName(settings.log_level))
+        settings = dataclasses.replace(settings, log_level=logging.getLevelName(quiet))
+    # `main` configured logging at LOG_LEVEL; "google" keeps its own level (see app.logs).
+    for name in ("", "google"):
+        logging.getLogger(name).setLevel(settings.log_level)
     return run_demo(settings)

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+from typing import Any
 
 import requests
 from google.cloud import firestore
 
 from app.config import Settings
+from app.services import create_new_order
+from app.uow import FirestoreUnitOfWork
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 
 
-def run_demo(env_overrides: dict[str, str | None]) -> subprocess.CompletedProcess[str]:
+def run_demo(env_overrides: dict[str, str | None], *args: str) -> subprocess.CompletedProcess[str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -25,7 +29,7 @@ def run_demo(env_overrides: dict[str, str | None]) -> subprocess.CompletedProces
     }
     env.update({k: v for k, v in env_overrides.items() if v is not None})
     return subprocess.run(
-        [OUTBOX, "demo"], env=env, capture_output=True, text=True, timeout=180, check=False
+        [OUTBOX, "demo", *args], env=env, capture_output=True, text=True, timeout=180, check=False
     )
 
 
@@ -42,8 +46,9 @@ def test_demo_on_a_running_emulator_writes_two_orders_and_relays_their_events(
     assert result.returncode == 0, result.stderr
     assert "replayed=True" in result.stdout
     assert "IdempotencyConflict" in result.stdout and "InvalidOrder" in result.stdout
-    orders = {doc.id: doc.to_dict() for doc in db.collection("orders").get()}
-    events = [doc.to_dict() for doc in db.collection("outbox").get()]
+    prefix = demo_prefix(result.stdout)
+    orders = {doc.id: doc.to_dict() for doc in db.collection(f"{prefix}-orders").get()}
+    events = [doc.to_dict() for doc in db.collection(f"{prefix}-outbox").get()]
     assert len(orders) == 2
     assert sorted(e["aggregateId"] for e in events) == sorted(orders)
     assert {(e["status"], e["attempts"]) for e in events} == {("PROCESSED", 1)}
@@ -55,10 +60,73 @@ def test_demo_on_a_running_emulator_writes_two_orders_and_relays_their_events(
     assert "the next timer run finds nothing due: processed=0" in result.stdout
     # The reference receiver verified the signatures and counted each order once.
     assert result.stdout.count("webhook-signature: v1,") == 2
-    assert "order_counts/customer-7: orders=2" in result.stdout
-    assert {r.get("status") for r in db.collection("inbox").get()} == {"SUCCEEDED"}
+    assert f"{prefix}-order_counts/customer-7: orders=2" in result.stdout
+    inbox = db.collection(f"{prefix}-inbox").get()
+    assert {r.get("status") for r in inbox} == {"SUCCEEDED"}
     assert '(a relay crashed before settling): {"status": "duplicate"' in result.stdout
     assert "body altered: HTTP 401" in result.stdout
+
+
+def test_demo_twice_on_a_shared_emulator_leaves_the_users_data_alone(
+    settings: Settings, db: firestore.Client
+) -> None:
+    # The user's own data in the default collections: an order and its event, still PENDING.
+    with FirestoreUnitOfWork(db, settings) as uow:
+        order_id = create_new_order("user-1", [{"productId": "sku-user", "quantity": 3}], uow)
+    (event,) = db.collection("outbox").get()
+    before = _snapshots(db, order_id, event.id)
+    assert before["outbox"].get("status") == "PENDING"
+
+    env = {
+        "FIRESTORE_EMULATOR_HOST": settings.emulator_host,
+        "FIRESTORE_PROJECT_ID": settings.project_id,
+    }
+    runs = [run_demo(env) for _ in range(2)]
+
+    for result in runs:
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert json_lines(result.stdout) == []
+        # Quiet by default: only warnings (the altered body the demo sends is refused) remain.
+        assert {line["level"] for line in json_lines(result.stderr)} <= {"WARNING"}
+        assert "status=ok processed=2 failed=0" in result.stdout
+        assert "replayed=True" in result.stdout
+    assert demo_prefix(runs[0].stdout) != demo_prefix(runs[1].stdout)
+    after = _snapshots(db, order_id, event.id)
+    for name, snapshot in after.items():
+        assert snapshot.to_dict() == before[name].to_dict(), name
+        assert snapshot.update_time == before[name].update_time, name
+    assert after["outbox"].get("status") == "PENDING"
+    assert [doc.id for doc in db.collection("orders").get()] == [order_id]
+    assert [doc.id for doc in db.collection("outbox").get()] == [event.id]
+    assert db.collection("inbox").get() == [] and db.collection("order_counts").get() == []
+
+
+def test_demo_verbose_shows_the_log_lines_on_stderr_only(settings: Settings) -> None:
+    env = {
+        "FIRESTORE_EMULATOR_HOST": settings.emulator_host,
+        "FIRESTORE_PROJECT_ID": settings.project_id,
+    }
+    result = run_demo(env, "--verbose")
+    assert result.returncode == 0, result.stderr
+    assert json_lines(result.stdout) == []
+    assert "relay.summary" in {line.get("event") for line in json_lines(result.stderr)}
+
+
+def demo_prefix(stdout: str) -> str:
+    """The collection prefix the demo announces for its run."""
+    (line,) = [line for line in stdout.splitlines() if "writes only to the collections" in line]
+    return line.rsplit(" ", 1)[1].removesuffix("-*")
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def _snapshots(db: firestore.Client, order_id: str, event_id: str) -> dict[str, Any]:
+    return {
+        "orders": db.collection("orders").document(order_id).get(),
+        "outbox": db.collection("outbox").document(event_id).get(),
+    }
 
 
 def test_demo_without_an_emulator_starts_and_stops_its_own() -> None:
