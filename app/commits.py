@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
-from google.api_core import retry as retries
 
+from app.deadline import bounded_retry
 from app.errors import (
     CommitFailed,
     CommitOutcomeUnknown,
@@ -54,11 +54,6 @@ _REFUSALS = (
     google_exceptions.AlreadyExists,
     google_exceptions.PermissionDenied,
     google_exceptions.Unauthenticated,
-)
-# The read-back retries transient errors for a bounded time: the caller is waiting.
-_READ_BACK_TIMEOUT = 10.0
-_READ_BACK_RETRY = retries.Retry(
-    predicate=retries.if_transient_error, initial=0.1, maximum=2.0, timeout=_READ_BACK_TIMEOUT
 )
 
 
@@ -94,9 +89,15 @@ class Landing(str, enum.Enum):
 
 
 def after_failed_commit(
-    db: Client, writes: Sequence[Write], token: str, exc: google_exceptions.GoogleAPIError
+    db: Client,
+    writes: Sequence[Write],
+    token: str,
+    exc: google_exceptions.GoogleAPIError,
+    *,
+    timeout: float,
 ) -> Landing:
-    """Find out what the commit that raised `exc` did; raise when it wrote nothing for sure."""
+    """Find out what the commit that raised `exc` did; raise when it wrote nothing for sure.
+    The read-back, retries included, takes at most `timeout` seconds: the caller is waiting."""
     already_exists = isinstance(exc, google_exceptions.AlreadyExists)
     if isinstance(exc, _REFUSALS) and not already_exists:
         raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
@@ -108,7 +109,7 @@ def after_failed_commit(
             paths=[],
             token=token,
         ) from exc
-    stored = _read_back(db, creates, token, exc)
+    stored = _read_back(db, creates, token, exc, timeout)
     if any(fields.get(COMMIT_TOKEN_FIELD) == token for fields in stored.values()):
         return Landing.LANDED
     if isinstance(exc, google_exceptions.AlreadyExists):
@@ -130,13 +131,16 @@ def outcome_unknown(writes: Sequence[Write], token: str, exc: Exception) -> Comm
 
 
 def _read_back(
-    db: Client, creates: list[Write], token: str, exc: google_exceptions.GoogleAPIError
+    db: Client,
+    creates: list[Write],
+    token: str,
+    exc: google_exceptions.GoogleAPIError,
+    timeout: float,
 ) -> dict[str, dict[str, Any]]:
     """The fields of each created document that exists, by path."""
     try:
-        found = db.get_all(
-            [w.ref for w in creates], retry=_READ_BACK_RETRY, timeout=_READ_BACK_TIMEOUT
-        )
+        refs = [w.ref for w in creates]
+        found = db.get_all(refs, retry=bounded_retry(timeout), timeout=timeout)
         return {s.reference.path: s.to_dict() or {} for s in found if s.exists}
     except google_exceptions.GoogleAPIError as read_error:
         unknown = outcome_unknown(creates, token, exc)

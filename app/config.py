@@ -21,6 +21,7 @@ from app.firestore_limits import check_collection_id
 DEFAULT_DATABASE = "(default)"
 DEFAULT_ORDERS_COLLECTION = "orders"
 DEFAULT_OUTBOX_COLLECTION = "outbox"
+DEFAULT_FIRESTORE_TIMEOUT_SECONDS = 10.0
 
 _HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(?P<port>\d{1,5})$")
 _PROJECT_ID = re.compile(r"^([a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$")
@@ -38,6 +39,9 @@ class Settings:
     orders_collection: str = DEFAULT_ORDERS_COLLECTION
     outbox_collection: str = DEFAULT_OUTBOX_COLLECTION
     log_level: str = "INFO"
+    # How long a Firestore call of the operations commands or a commit may take, retries
+    # included (the relay has its own, RELAY_FIRESTORE_TIMEOUT_SECONDS).
+    firestore_timeout_seconds: float = DEFAULT_FIRESTORE_TIMEOUT_SECONDS
 
     def __post_init__(self) -> None:
         if self.project_id is not None and not _PROJECT_ID.match(self.project_id):
@@ -64,6 +68,12 @@ class Settings:
                 raise ConfigError(f"{variable} {problem}")
         if self.orders_collection == self.outbox_collection:
             raise ConfigError("ORDERS_COLLECTION and OUTBOX_COLLECTION must differ")
+        timeout = self.firestore_timeout_seconds
+        if isinstance(timeout, bool) or not 0 < timeout < float("inf"):
+            raise ConfigError(
+                "FIRESTORE_TIMEOUT_SECONDS must be a number of seconds more than 0, "
+                f"got {timeout!r}"
+            )
         if not isinstance(logging.getLevelName(self.log_level), int):
             raise ConfigError(
                 "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, "
@@ -87,7 +97,19 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         orders_collection=get("ORDERS_COLLECTION") or DEFAULT_ORDERS_COLLECTION,
         outbox_collection=get("OUTBOX_COLLECTION") or DEFAULT_OUTBOX_COLLECTION,
         log_level=(get("LOG_LEVEL") or "INFO").upper(),
+        firestore_timeout_seconds=_seconds(
+            "FIRESTORE_TIMEOUT_SECONDS", get("FIRESTORE_TIMEOUT_SECONDS")
+        ),
     )
+
+
+def _seconds(variable: str, text: str | None) -> float:
+    if text is None:
+        return DEFAULT_FIRESTORE_TIMEOUT_SECONDS
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number of seconds, got {text!r}") from None
 
 
 def env_reader(environ: Mapping[str, str] | None = None) -> Callable[[str], str | None]:

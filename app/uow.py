@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import Enum
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -14,7 +16,14 @@ from google.api_core import exceptions as google_exceptions
 
 from app.commits import COMMIT_TOKEN_FIELD, Landing, Write, after_failed_commit, outcome_unknown
 from app.config import Settings, default_settings
-from app.errors import BatchTooLarge, DocumentTooLarge, InvalidInput, UnitOfWorkClosed
+from app.deadline import UNANSWERED, bounded_retry, unanswered
+from app.errors import (
+    BatchTooLarge,
+    CommitOutcomeUnknown,
+    DocumentTooLarge,
+    InvalidInput,
+    UnitOfWorkClosed,
+)
 from app.firestore_limits import (
     EMULATOR_MAX_REQUEST_BYTES,
     MAX_DOCUMENT_BYTES,
@@ -64,6 +73,7 @@ class FirestoreUnitOfWork:
         self.db = db
         self.orders = OrderRepository(db, settings.orders_collection, uow=self)
         self.outbox = OutboxRepository(db, settings.outbox_collection, uow=self)
+        self._settings = settings
         self._max_writes = max_writes
         if max_batch_bytes is None:
             on_emulator = getattr(db, "_emulator_host", None)
@@ -166,22 +176,44 @@ class FirestoreUnitOfWork:
 
     def _send(self, batch: WriteBatch, writes: list[Write]) -> Landing:
         """Commit; when that raises, find out from Firestore what it did (`app.commits`).
-        A batch that has not landed is sent once more: its creates let it land only once."""
+        A batch that has not landed is sent once more: its creates let it land only once.
+
+        Sends and read-backs share one deadline, FIRESTORE_TIMEOUT_SECONDS; a read-back gets
+        at least a quarter of it, so that a send which used it all can still be looked up."""
+        deadline = self._settings.firestore_timeout_seconds
+        ends = time.monotonic() + deadline
         for last in (False, True):
             try:
-                batch.commit()
+                left = ends - time.monotonic()
+                batch.commit(retry=bounded_retry(left), timeout=left)
                 return Landing.LANDED
             except google_exceptions.GoogleAPIError as exc:
-                landing = after_failed_commit(self.db, writes, self._token, exc)
+                read_back = max(ends - time.monotonic(), deadline / 4)
+                try:
+                    landing = after_failed_commit(
+                        self.db, writes, self._token, exc, timeout=read_back
+                    )
+                except CommitOutcomeUnknown as unknown:
+                    raise self._unanswered(unknown, exc) from exc
                 if landing is Landing.LANDED:
                     logger.info("the commit had landed although it raised %s", type(exc).__name__)
                 if landing is not Landing.NOT_LANDED:
                     return landing
-                if last:
-                    raise outcome_unknown(writes, self._token, exc) from exc
+                if last or time.monotonic() >= ends:
+                    raise self._unanswered(outcome_unknown(writes, self._token, exc), exc) from exc
             logger.warning("a commit got no answer and has not landed: sending it once more")
             batch = self._batch(writes)
         raise AssertionError("unreachable")
+
+    def _unanswered(self, unknown: CommitOutcomeUnknown, exc: Exception) -> CommitOutcomeUnknown:
+        """`unknown`, saying first which Firestore did not answer in how long, when that is
+        why the outcome is unknown."""
+        if not isinstance(exc, UNANSWERED):
+            return unknown
+        settings = replace(self._settings, emulator_host=getattr(self.db, "_emulator_host", None))
+        return CommitOutcomeUnknown(
+            f"{unanswered(settings, exc)}: {unknown}", paths=unknown.paths, token=unknown.token
+        )
 
     def _batch(self, writes: list[Write]) -> WriteBatch:
         batch = self.db.batch()

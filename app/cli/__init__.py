@@ -11,8 +11,11 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
+from google.api_core import exceptions as google_exceptions
+
 from app.cli import demo, emulator, inspect, purge, receiver, reconcile, relay, requeue, status
-from app.config import load_settings
+from app.config import Settings, load_settings
+from app.deadline import UNANSWERED, error_class, firestore_host, unanswered
 from app.errors import OutboxError
 from app.logs import configure_logging, configured_secrets
 
@@ -30,6 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for command in COMMANDS:
         command.register(commands)
     args = parser.parse_args(argv)
+    settings: Settings | None = None
     try:
         settings = load_settings()
         configure_logging(configured_secrets(), settings.log_level)
@@ -38,6 +42,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except google_exceptions.GoogleAPIError as exc:
+        assert settings is not None  # loading settings makes no Firestore call
+        print(f"error: {_firestore_error(settings, exc)}", file=sys.stderr)
+        return 1
+
+
+def _firestore_error(settings: Settings, exc: google_exceptions.GoogleAPIError) -> str:
+    if isinstance(exc, UNANSWERED):
+        return unanswered(settings, exc)
+    # Firestore answered and refused: its class says why; its message is Firestore's, not ours.
+    return f"Firestore at {firestore_host(settings)} refused the request ({error_class(exc)})"
 
 
 def _version() -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.output import print_json, warn
+from app.cli.output import ops_client, print_json, warn
 from app.config import Settings
-from app.firestore_client import get_db_client
 from app.ops import event_document
 
 
@@ -23,7 +22,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    document = event_document(get_db_client(settings), settings.outbox_collection, args.event_id)
+    document = event_document(ops_client(settings), settings.outbox_collection, args.event_id)
     if document is None:
         warn(f"error: no event {args.event_id} in {settings.outbox_collection}")
         return 1

@@ -8,10 +8,16 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.config import Settings
+from app.deadline import with_deadline
+from app.firestore_client import get_db_client
 from app.relay.config import read_seconds
 from app.relay.events import encode_json
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
@@ -37,6 +43,11 @@ def seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: must be a number of seconds more than 0")
     return value
+
+
+def ops_client(settings: Settings) -> Client:
+    """A client whose every call ends within FIRESTORE_TIMEOUT_SECONDS, retries included."""
+    return with_deadline(get_db_client(settings), settings.firestore_timeout_seconds)
 
 
 def add_lock_timeout(parser: argparse.ArgumentParser) -> None:

@@ -6,10 +6,9 @@ import argparse
 import datetime
 from typing import Any
 
-from app.cli.output import duration, human, utcnow, warn
+from app.cli.output import duration, human, ops_client, utcnow, warn
 from app.cli.progress import ProgressBar
 from app.config import Settings
-from app.firestore_client import get_db_client
 from app.ops import backfill_expiry, purge_processed
 from app.ops.purge import count_processed
 from app.ops.scan import PAGE_SIZE
@@ -49,7 +48,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= args.batch_size <= PAGE_SIZE:
         warn(f"error: --batch-size must be between 1 and {PAGE_SIZE}")
         return 2
-    db, collection = get_db_client(settings), settings.outbox_collection
+    db, collection = ops_client(settings), settings.outbox_collection
+    size, timeout = args.batch_size, settings.firestore_timeout_seconds
     cutoff = utcnow() - datetime.timedelta(seconds=retention)
     stale = count_processed(db, collection, "<", cutoff)
     print(
@@ -65,14 +65,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if stale:
         bar = ProgressBar(stale, "purge")
         deleted = purge_processed(
-            db, collection, cutoff, batch_size=args.batch_size, on_page=bar.update
+            db, collection, cutoff, batch_size=size, on_page=bar.update, timeout=timeout
         )
         bar.close()
         print(f"deleted {deleted}")
     if kept:
         bar = ProgressBar(kept, "expireAt")
         stamped = backfill_expiry(
-            db, collection, cutoff, retention, batch_size=args.batch_size, on_page=bar.update
+            db, collection, cutoff, retention, batch_size=size, on_page=bar.update, timeout=timeout
         )
         bar.close()
         print(f"set expireAt on {stamped}")

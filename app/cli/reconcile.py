@@ -11,12 +11,12 @@ from app.cli.output import (
     duration,
     human,
     lock_timeout,
+    ops_client,
     print_json,
     print_table,
     utcnow,
 )
 from app.config import Settings
-from app.firestore_client import get_db_client
 from app.ops import find_anomalies
 from app.relay.events import rfc3339
 
@@ -46,13 +46,14 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     now = utcnow()
     found = find_anomalies(
-        get_db_client(settings),
+        ops_client(settings),
         orders=settings.orders_collection,
         outbox=settings.outbox_collection,
         now=now,
         since=now - datetime.timedelta(seconds=args.since),
         lock_timeout_seconds=lock_timeout(args),
         limit=args.limit,
+        timeout=settings.firestore_timeout_seconds,
     )
     if args.json:
         print_json(

@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from app.cli.output import ops_client
 from app.cli.progress import ProgressBar
 from app.config import Settings
-from app.firestore_client import get_db_client
 from app.ops import plan_requeue, requeue
 
 
@@ -30,7 +30,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    db = get_db_client(settings)
+    db = ops_client(settings)
     collection = settings.outbox_collection
     plan = plan_requeue(db, collection, event_ids=args.event_ids, event_type=args.event_type)
     for event_id, reason in plan.skipped.items():
@@ -44,7 +44,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("nothing written")
         return 1
     bar = ProgressBar(plan.matched, "requeue")
-    done, changed = requeue(db, collection, plan, on_page=bar.update)
+    done, changed = requeue(
+        db, collection, plan, on_page=bar.update, timeout=settings.firestore_timeout_seconds
+    )
     bar.close()
     print(f"requeued {done}" + (f"; {changed} changed meanwhile and left alone" if changed else ""))
     return 0

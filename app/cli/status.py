@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.output import add_lock_timeout, human, lock_timeout, print_json, print_table, utcnow
+from app.cli.output import (
+    add_lock_timeout,
+    human,
+    lock_timeout,
+    ops_client,
+    print_json,
+    print_table,
+    utcnow,
+)
 from app.config import Settings
-from app.firestore_client import get_db_client
 from app.ops import read_status
 
 
@@ -25,10 +32,11 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     status = read_status(
-        get_db_client(settings),
+        ops_client(settings),
         settings.outbox_collection,
         now=utcnow(),
         lock_timeout_seconds=lock_timeout(args),
+        timeout=settings.firestore_timeout_seconds,
     )
     if args.json:
         print_json(status.to_json())

@@ -24,8 +24,9 @@ class StrictBatch(FakeWriteBatch):
         super().create(reference, document_data)
         return self
 
-    def commit(self, timeout: float | None = None) -> list[Any]:
+    def commit(self, retry: Any = None, timeout: float | None = None) -> list[Any]:
         self._db.commit_calls += 1
+        self._db.timeouts.append(timeout)
         if self._db.fail_next_commit is not None:
             error, self._db.fail_next_commit = self._db.fail_next_commit, None
             raise error
@@ -43,11 +44,12 @@ class FakeDb(MockFirestore):  # type: ignore[misc]
         self.commit_calls = 0
         self.get_all_calls = 0
         self.fail_next_commit: GoogleAPICallError | None = None
+        self.timeouts: list[float | None] = []  # of each commit and read-back, in order
 
     def get_all(self, references: Any, *args: Any, **kwargs: Any) -> Any:
         self.get_all_calls += 1
         kwargs.pop("retry", None)  # the fake neither retries nor times out
-        kwargs.pop("timeout", None)
+        self.timeouts.append(kwargs.pop("timeout", None))
         return super().get_all(references, *args, **kwargs)
 
     def batch(self) -> StrictBatch:

@@ -51,6 +51,11 @@ def test_values_are_read_and_trimmed() -> None:
         ({"OUTBOX_COLLECTION": "__outbox__"}, "OUTBOX_COLLECTION"),
         ({"OUTBOX_COLLECTION": "orders"}, "OUTBOX_COLLECTION"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL"),
+        ({"FIRESTORE_TIMEOUT_SECONDS": "soon"}, "FIRESTORE_TIMEOUT_SECONDS"),
+        ({"FIRESTORE_TIMEOUT_SECONDS": "0"}, "FIRESTORE_TIMEOUT_SECONDS"),
+        ({"FIRESTORE_TIMEOUT_SECONDS": "-1"}, "FIRESTORE_TIMEOUT_SECONDS"),
+        ({"FIRESTORE_TIMEOUT_SECONDS": "nan"}, "FIRESTORE_TIMEOUT_SECONDS"),
+        ({"FIRESTORE_TIMEOUT_SECONDS": "inf"}, "FIRESTORE_TIMEOUT_SECONDS"),
         (
             {"FIRESTORE_CREDENTIALS_PATH": "/k.json", "FIRESTORE_CREDENTIALS_JSON": "{}"},
             "FIRESTORE_CREDENTIALS_PATH",
@@ -91,3 +96,8 @@ def test_default_settings_are_read_once_per_process(monkeypatch: pytest.MonkeyPa
         assert load_settings().orders_collection == "second_read"
     finally:
         default_settings.cache_clear()
+
+
+def test_the_firestore_deadline_defaults_to_10_seconds_and_is_read() -> None:
+    assert load_settings({}).firestore_timeout_seconds == 10.0
+    assert load_settings({"FIRESTORE_TIMEOUT_SECONDS": " 2.5 "}).firestore_timeout_seconds == 2.5

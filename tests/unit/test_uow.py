@@ -195,3 +195,13 @@ def test_guarded_create_that_is_absent_while_another_clashes_is_not_a_replay(db:
         uow.add_create(db.collection("b").document("taken"), {"n": 1})
     assert not uow.replayed
     assert db.documents("a") == {}
+
+
+def test_the_commit_and_its_read_back_wait_no_longer_than_the_firestore_deadline(
+    db: FakeDb,
+) -> None:
+    db.fail_next_commit = ServiceUnavailable("network down")
+    with FirestoreUnitOfWork(db, Settings(firestore_timeout_seconds=3)) as uow:
+        uow.add_create(db.collection("a").document("1"), {"n": 1})
+    commit, read_back, again = db.timeouts
+    assert 0 < again <= read_back <= commit <= 3
