@@ -25,13 +25,16 @@ A batch without creates carries no token, so a lost answer leaves its outcome un
 from __future__ import annotations
 
 import enum
+import logging
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
-from app.deadline import bounded_retry
+from app.batch import Write, build_batch
+from app.deadline import UNANSWERED, bounded_retry, unanswered
 from app.errors import (
     CommitFailed,
     CommitOutcomeUnknown,
@@ -40,7 +43,11 @@ from app.errors import (
 )
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentReference, WriteBatch
+    from google.cloud.firestore import Client
+
+    from app.config import Settings
+
+logger = logging.getLogger(__name__)
 
 COMMIT_TOKEN_FIELD = "commitToken"
 # Firestore refusing the request as it is: not applied. Only ALREADY_EXISTS can also be the
@@ -55,29 +62,6 @@ _REFUSALS = (
     google_exceptions.PermissionDenied,
     google_exceptions.Unauthenticated,
 )
-
-
-@dataclass(frozen=True)
-class Write:
-    """One queued write of a unit of work."""
-
-    op: str
-    ref: DocumentReference
-    # A shallow copy: deep-copying would clone sentinels such as SERVER_TIMESTAMP, which the
-    # client recognises by identity.
-    data: dict[str, Any] = field(default_factory=dict)
-    merge: bool = False
-    idempotency_field: str | None = None
-
-    def apply(self, batch: WriteBatch) -> None:
-        if self.op == "create":
-            batch.create(self.ref, self.data)
-        elif self.op == "set":
-            batch.set(self.ref, self.data, merge=self.merge)
-        elif self.op == "update":
-            batch.update(self.ref, self.data)
-        else:
-            batch.delete(self.ref)
 
 
 class Landing(str, enum.Enum):
@@ -169,3 +153,48 @@ def _is_replay(creates: list[Write], snapshots: dict[str, dict[str, Any]]) -> bo
             )
         found += 1
     return bool(guarded) and found == len(guarded)
+
+
+def send(db: Client, writes: Sequence[Write], token: str, settings: Settings) -> Landing:
+    """Commit `writes`; when that raises, find out from Firestore what it did. A batch that
+    has not landed is sent once more: its creates let it land only once.
+
+    Sends and read-backs share one deadline, FIRESTORE_TIMEOUT_SECONDS; a read-back gets at
+    least a quarter of it, so that a send which used it all can still be looked up."""
+    deadline = settings.firestore_timeout_seconds
+    ends = time.monotonic() + deadline
+    batch = build_batch(db, writes)
+    for last in (False, True):
+        try:
+            left = ends - time.monotonic()
+            batch.commit(retry=bounded_retry(left), timeout=left)
+            return Landing.LANDED
+        except google_exceptions.GoogleAPIError as exc:
+            read_back = max(ends - time.monotonic(), deadline / 4)
+            try:
+                landing = after_failed_commit(db, writes, token, exc, timeout=read_back)
+            except CommitOutcomeUnknown as unknown:
+                raise _unanswered(db, settings, unknown, exc) from exc
+            if landing is Landing.LANDED:
+                logger.info("the commit had landed although it raised %s", type(exc).__name__)
+            if landing is not Landing.NOT_LANDED:
+                return landing
+            if last or time.monotonic() >= ends:
+                sent_twice = outcome_unknown(writes, token, exc)
+                raise _unanswered(db, settings, sent_twice, exc) from exc
+        logger.warning("a commit got no answer and has not landed: sending it once more")
+        batch = build_batch(db, writes)
+    raise AssertionError("unreachable")
+
+
+def _unanswered(
+    db: Client, settings: Settings, unknown: CommitOutcomeUnknown, exc: Exception
+) -> CommitOutcomeUnknown:
+    """`unknown`, saying first which Firestore did not answer in how long, when that is why
+    the outcome is unknown."""
+    if not isinstance(exc, UNANSWERED):
+        return unknown
+    settings = replace(settings, emulator_host=getattr(db, "_emulator_host", None))
+    return CommitOutcomeUnknown(
+        f"{unanswered(settings, exc)}: {unknown}", paths=unknown.paths, token=unknown.token
+    )

@@ -3,39 +3,28 @@
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from enum import Enum
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from google.api_core import exceptions as google_exceptions
-
-from app.commits import COMMIT_TOKEN_FIELD, Landing, Write, after_failed_commit, outcome_unknown
+from app.batch import Write, build_batch, request_size
+from app.commits import COMMIT_TOKEN_FIELD, Landing, send
 from app.config import Settings, default_settings
-from app.deadline import UNANSWERED, bounded_retry, unanswered
-from app.errors import (
-    BatchTooLarge,
-    CommitOutcomeUnknown,
-    DocumentTooLarge,
-    InvalidInput,
-    UnitOfWorkClosed,
-)
+from app.errors import BatchTooLarge, DocumentTooLarge, InvalidInput, UnitOfWorkClosed
 from app.firestore_limits import (
     EMULATOR_MAX_REQUEST_BYTES,
     MAX_DOCUMENT_BYTES,
     MAX_REQUEST_BYTES,
     MAX_WRITES_PER_BATCH,
-    REQUEST_ENVELOPE_BYTES,
     document_size,
 )
 from app.repository import OrderRepository, OutboxRepository
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentReference, WriteBatch
+    from google.cloud.firestore import Client, DocumentReference
 
 logger = logging.getLogger(__name__)
 
@@ -161,68 +150,18 @@ class FirestoreUnitOfWork:
         self._ensure_open()
         writes, self._writes = self._writes, []
         self._state = _State.FAILED
-        batch = self._batch(writes)
-        size = _request_size(batch, writes)
+        batch = build_batch(self.db, writes)
+        size = request_size(batch, writes)
         if size > self._max_batch_bytes:
             raise BatchTooLarge(
                 f"the batch would be {size} bytes; the limit is {self._max_batch_bytes}"
             )
-        landing = self._send(batch, writes) if writes else Landing.LANDED
+        landing = send(self.db, writes, self._token, self._settings) if writes else Landing.LANDED
         self._replayed = landing is Landing.REPLAYED
         if self._replayed:
             logger.info("batch of %d writes was already committed earlier", len(writes))
         self._state = _State.COMMITTED
         logger.debug("committed %d writes", len(writes))
-
-    def _send(self, batch: WriteBatch, writes: list[Write]) -> Landing:
-        """Commit; when that raises, find out from Firestore what it did (`app.commits`).
-        A batch that has not landed is sent once more: its creates let it land only once.
-
-        Sends and read-backs share one deadline, FIRESTORE_TIMEOUT_SECONDS; a read-back gets
-        at least a quarter of it, so that a send which used it all can still be looked up."""
-        deadline = self._settings.firestore_timeout_seconds
-        ends = time.monotonic() + deadline
-        for last in (False, True):
-            try:
-                left = ends - time.monotonic()
-                batch.commit(retry=bounded_retry(left), timeout=left)
-                return Landing.LANDED
-            except google_exceptions.GoogleAPIError as exc:
-                read_back = max(ends - time.monotonic(), deadline / 4)
-                try:
-                    landing = after_failed_commit(
-                        self.db, writes, self._token, exc, timeout=read_back
-                    )
-                except CommitOutcomeUnknown as unknown:
-                    raise self._unanswered(unknown, exc) from exc
-                if landing is Landing.LANDED:
-                    logger.info("the commit had landed although it raised %s", type(exc).__name__)
-                if landing is not Landing.NOT_LANDED:
-                    return landing
-                if last or time.monotonic() >= ends:
-                    raise self._unanswered(outcome_unknown(writes, self._token, exc), exc) from exc
-            logger.warning("a commit got no answer and has not landed: sending it once more")
-            batch = self._batch(writes)
-        raise AssertionError("unreachable")
-
-    def _unanswered(self, unknown: CommitOutcomeUnknown, exc: Exception) -> CommitOutcomeUnknown:
-        """`unknown`, saying first which Firestore did not answer in how long, when that is
-        why the outcome is unknown."""
-        if not isinstance(exc, UNANSWERED):
-            return unknown
-        settings = replace(self._settings, emulator_host=getattr(self.db, "_emulator_host", None))
-        return CommitOutcomeUnknown(
-            f"{unanswered(settings, exc)}: {unknown}", paths=unknown.paths, token=unknown.token
-        )
-
-    def _batch(self, writes: list[Write]) -> WriteBatch:
-        batch = self.db.batch()
-        for write in writes:
-            try:
-                write.apply(batch)
-            except (ValueError, TypeError) as exc:  # the client refused to encode the data
-                raise InvalidInput(f"cannot write {write.ref.path}: {exc}") from exc
-        return batch
 
     def _add(self, write: Write, headroom: int = 0) -> None:
         self._ensure_open()
@@ -246,11 +185,3 @@ class FirestoreUnitOfWork:
     def _ensure_open(self) -> None:
         if self._state is not _State.OPEN:
             raise UnitOfWorkClosed(f"this unit of work is already {self._state.value}")
-
-
-def _request_size(batch: Any, writes: list[Write]) -> int:
-    """Bytes the commit will send: the encoded writes the client built, plus the envelope."""
-    encoded = getattr(batch, "_write_pbs", None)  # google-cloud-firestore's WriteBatch
-    if encoded is None:  # an in-memory fake: estimate with the storage-size formula
-        return sum(document_size(w.ref.path, w.data) for w in writes)
-    return REQUEST_ENVELOPE_BYTES + sum(int(type(pb).pb(pb).ByteSize()) for pb in encoded)
