@@ -10,8 +10,12 @@ from typing import Any
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
+from app.relay.target_checks import check_mns
 from app.signing import parse_secrets
 from app.urls import url_problem
+
+# The publishers RELAY_PUBLISHER may name; app/relay/factory.py builds each.
+PUBLISHERS = ("http", "fc", "mns")
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -52,6 +56,10 @@ class RelayConfig:
     fc_function: str | None = None
     fc_qualifier: str | None = None
     fc_invocation_type: str = "async"
+    # RELAY_PUBLISHER=mns: the endpoint and a queue or a topic (app/relay/mns.py).
+    mns_endpoint: str | None = None
+    mns_queue: str | None = None
+    mns_topic: str | None = None
     access_key_id: str | None = None
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
@@ -67,8 +75,12 @@ class RelayConfig:
             _check_url("DOWNSTREAM_SERVICE_URL", self.downstream_url)
         elif self.publisher == "fc":
             self._check_fc()
+        elif self.publisher == "mns":
+            check_mns(self)
         else:
-            raise ConfigError(f"RELAY_PUBLISHER must be http or fc, got {self.publisher!r}")
+            raise ConfigError(
+                f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
+            )
         _at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
         _at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
         if self.batch_size > MAX_WRITES_PER_BATCH:
@@ -166,6 +178,9 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         fc_function=get("RELAY_FC_FUNCTION"),
         fc_qualifier=get("RELAY_FC_QUALIFIER"),
         fc_invocation_type=(get("RELAY_FC_INVOCATION_TYPE") or "async").lower(),
+        mns_endpoint=get("RELAY_MNS_ENDPOINT"),
+        mns_queue=get("RELAY_MNS_QUEUE"),
+        mns_topic=get("RELAY_MNS_TOPIC"),
         access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),

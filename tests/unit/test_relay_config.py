@@ -106,7 +106,7 @@ def test_the_fc_publisher_needs_no_url_but_its_target_and_credentials() -> None:
             load_relay_config({k: v for k, v in FC.items() if k != variable})
     with pytest.raises(ConfigError, match="RELAY_FC_INVOCATION_TYPE must be async or sync"):
         load_relay_config({**FC, "RELAY_FC_INVOCATION_TYPE": "later"})
-    with pytest.raises(ConfigError, match="RELAY_PUBLISHER must be http or fc"):
+    with pytest.raises(ConfigError, match="RELAY_PUBLISHER must be one of http, fc"):
         load_relay_config({**FC, "RELAY_PUBLISHER": "kafka"})
     assert "t0ps3cret" not in repr(config)
 
@@ -165,3 +165,32 @@ def test_a_malformed_url_is_refused_naming_the_variable_not_its_secret(
 def test_well_formed_urls_pass() -> None:
     for url in ("http://[::1]:8080/x", "https://u:p%40ss@example.com/h?sig=a%2fb", "HTTPS://E.COM"):
         assert load_relay_config({"DOWNSTREAM_SERVICE_URL": url}).downstream_url == url
+
+
+MNS = {
+    "RELAY_PUBLISHER": "mns",
+    "RELAY_MNS_ENDPOINT": "https://1.mns.cn-hangzhou.aliyuncs.com",
+    "RELAY_MNS_QUEUE": "orders",
+    "ALIBABA_CLOUD_ACCESS_KEY_ID": "id",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "secret",
+}
+
+
+def test_mns_reads_its_variables() -> None:
+    config = load_relay_config(MNS)
+    assert (config.publisher, config.mns_queue, config.mns_topic) == ("mns", "orders", None)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"RELAY_MNS_ENDPOINT": ""}, "RELAY_MNS_ENDPOINT is not set"),
+        ({"ALIBABA_CLOUD_ACCESS_KEY_SECRET": ""}, "ALIBABA_CLOUD_ACCESS_KEY_SECRET is not set"),
+        ({"RELAY_MNS_ENDPOINT": "ftp://x"}, "RELAY_MNS_ENDPOINT must be a usable"),
+        ({"RELAY_MNS_QUEUE": ""}, "exactly one of RELAY_MNS_QUEUE and RELAY_MNS_TOPIC"),
+        ({"RELAY_MNS_TOPIC": "t"}, "exactly one of RELAY_MNS_QUEUE and RELAY_MNS_TOPIC"),
+    ],
+)
+def test_mns_refuses_what_it_cannot_use(changes: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_relay_config({**MNS, **changes})

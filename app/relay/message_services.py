@@ -1,0 +1,38 @@
+"""Building the message-service publishers (`mns`, `eventbridge`) from a `RelayConfig`;
+each SDK or wire module is imported only when its publisher is chosen."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.relay.config import RelayConfig
+from app.relay.publishers import Publisher
+from app.signing import Signer
+
+
+def message_service_publisher(
+    config: RelayConfig, signer: Signer | None, secrets: Sequence[str]
+) -> Publisher:
+    """The publisher `config.publisher` names, with the configured timeouts and pool."""
+    key_id, key_secret = str(config.access_key_id), str(config.access_key_secret)
+    timeouts = (config.connect_timeout_seconds, config.http_timeout_seconds)
+    if config.publisher == "mns":
+        from app.relay.mns import MnsPublisher, MnsTarget
+
+        target = MnsTarget(
+            endpoint=str(config.mns_endpoint),
+            queue=config.mns_queue or None,
+            topic=config.mns_topic or None,
+            access_key_id=key_id,
+            access_key_secret=key_secret,
+            security_token=config.security_token,
+        )
+        return MnsPublisher(
+            target,
+            connect_timeout=timeouts[0],
+            read_timeout=timeouts[1],
+            pool_size=config.concurrency,
+            signer=signer,
+            secrets=secrets,
+        )
+    raise ValueError(f"not a message-service publisher: {config.publisher}")
