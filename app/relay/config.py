@@ -10,12 +10,12 @@ from typing import Any
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
-from app.relay.target_checks import check_mns
+from app.relay.target_checks import check_eventbridge, check_mns
 from app.signing import parse_secrets
 from app.urls import url_problem
 
 # The publishers RELAY_PUBLISHER may name; app/relay/factory.py builds each.
-PUBLISHERS = ("http", "fc", "mns")
+PUBLISHERS = ("http", "fc", "mns", "eventbridge")
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -60,6 +60,9 @@ class RelayConfig:
     mns_endpoint: str | None = None
     mns_queue: str | None = None
     mns_topic: str | None = None
+    # RELAY_PUBLISHER=eventbridge: the endpoint and the event bus (app/relay/eventbridge.py).
+    eventbridge_endpoint: str | None = None
+    eventbridge_bus: str | None = None
     access_key_id: str | None = None
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
@@ -77,6 +80,8 @@ class RelayConfig:
             self._check_fc()
         elif self.publisher == "mns":
             check_mns(self)
+        elif self.publisher == "eventbridge":
+            check_eventbridge(self)
         else:
             raise ConfigError(
                 f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
@@ -181,6 +186,8 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         mns_endpoint=get("RELAY_MNS_ENDPOINT"),
         mns_queue=get("RELAY_MNS_QUEUE"),
         mns_topic=get("RELAY_MNS_TOPIC"),
+        eventbridge_endpoint=get("RELAY_EVENTBRIDGE_ENDPOINT"),
+        eventbridge_bus=get("RELAY_EVENTBRIDGE_BUS"),
         access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),

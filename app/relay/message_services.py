@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.errors import ConfigError
 from app.relay.config import RelayConfig
 from app.relay.publishers import Publisher
 from app.signing import Signer
@@ -29,6 +30,28 @@ def message_service_publisher(
         )
         return MnsPublisher(
             target,
+            connect_timeout=timeouts[0],
+            read_timeout=timeouts[1],
+            pool_size=config.concurrency,
+            signer=signer,
+            secrets=secrets,
+        )
+    if config.publisher == "eventbridge":
+        try:
+            from app.relay.eventbridge import EventBridgePublisher, EventBridgeTarget
+        except ImportError as exc:
+            raise ConfigError(
+                "RELAY_PUBLISHER=eventbridge needs alibabacloud-eventbridge: "
+                f"pip install 'firestore-outbox[eventbridge]' ({exc})"
+            ) from None
+        return EventBridgePublisher(
+            EventBridgeTarget(
+                endpoint=str(config.eventbridge_endpoint),
+                bus=str(config.eventbridge_bus),
+                access_key_id=key_id,
+                access_key_secret=key_secret,
+                security_token=config.security_token,
+            ),
             connect_timeout=timeouts[0],
             read_timeout=timeouts[1],
             pool_size=config.concurrency,

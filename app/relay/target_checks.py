@@ -23,6 +23,17 @@ def check_mns(config: RelayConfig) -> None:
         )
 
 
+def check_eventbridge(config: RelayConfig) -> None:
+    """`RELAY_EVENTBRIDGE_ENDPOINT`, `RELAY_EVENTBRIDGE_BUS` and the AccessKey pair."""
+    _required(
+        "eventbridge",
+        ("RELAY_EVENTBRIDGE_ENDPOINT", config.eventbridge_endpoint),
+        ("RELAY_EVENTBRIDGE_BUS", config.eventbridge_bus),
+        *_keys(config),
+    )
+    _usable_url("RELAY_EVENTBRIDGE_ENDPOINT", str(config.eventbridge_endpoint))
+
+
 def _keys(config: RelayConfig) -> tuple[tuple[str, str | None], ...]:
     return (
         ("ALIBABA_CLOUD_ACCESS_KEY_ID", config.access_key_id),

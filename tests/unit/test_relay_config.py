@@ -194,3 +194,31 @@ def test_mns_reads_its_variables() -> None:
 def test_mns_refuses_what_it_cannot_use(changes: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_relay_config({**MNS, **changes})
+
+
+EVENTBRIDGE = {
+    "RELAY_PUBLISHER": "eventbridge",
+    "RELAY_EVENTBRIDGE_ENDPOINT": "https://1.eventbridge.cn-hangzhou.aliyuncs.com",
+    "RELAY_EVENTBRIDGE_BUS": "orders-bus",
+    "ALIBABA_CLOUD_ACCESS_KEY_ID": "id",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "secret",
+}
+
+
+def test_eventbridge_reads_its_variables() -> None:
+    config = load_relay_config(EVENTBRIDGE)
+    assert (config.publisher, config.eventbridge_bus) == ("eventbridge", "orders-bus")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"RELAY_EVENTBRIDGE_BUS": ""}, "RELAY_EVENTBRIDGE_BUS is not set"),
+        ({"RELAY_EVENTBRIDGE_ENDPOINT": ""}, "RELAY_EVENTBRIDGE_ENDPOINT is not set"),
+        ({"RELAY_EVENTBRIDGE_ENDPOINT": "eventbridge"}, "must be a usable"),
+        ({"ALIBABA_CLOUD_ACCESS_KEY_ID": ""}, "ALIBABA_CLOUD_ACCESS_KEY_ID is not set"),
+    ],
+)
+def test_eventbridge_refuses_what_it_cannot_use(changes: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_relay_config({**EVENTBRIDGE, **changes})
