@@ -1,4 +1,5 @@
-"""Building the message-service publishers (`mns`, `eventbridge`) from a `RelayConfig`;
+"""Building the message-service publishers (`mns`, `eventbridge`, `rocketmq`) from a
+`RelayConfig`;
 each SDK or wire module is imported only when its publisher is chosen."""
 
 from __future__ import annotations
@@ -58,4 +59,33 @@ def message_service_publisher(
             signer=signer,
             secrets=secrets,
         )
+    if config.publisher == "rocketmq":
+        return _rocketmq(config, signer, secrets)
     raise ValueError(f"not a message-service publisher: {config.publisher}")
+
+
+def _rocketmq(config: RelayConfig, signer: Signer | None, secrets: Sequence[str]) -> Publisher:
+    try:
+        from app.relay.rocketmq import RocketMqPublisher, RocketMqTarget
+    except ImportError as exc:
+        raise ConfigError(
+            "RELAY_PUBLISHER=rocketmq needs rocketmq-python-client: "
+            f"pip install 'firestore-outbox[rocketmq]' ({exc})"
+        ) from None
+    except OSError as exc:  # the client makes ~/logs/rocketmq_python when it is imported
+        raise ConfigError(
+            f"RELAY_PUBLISHER=rocketmq: the RocketMQ client cannot write its log folder under "
+            f"HOME; point HOME at a writable directory ({exc.strerror})"
+        ) from None
+    target = RocketMqTarget(
+        endpoints=str(config.rocketmq_endpoints),
+        topic=str(config.rocketmq_topic),
+        fifo=config.rocketmq_fifo,
+        tls=config.rocketmq_tls,
+        namespace=config.rocketmq_namespace or "",
+        access_key=config.rocketmq_access_key or "",
+        secret_key=config.rocketmq_secret_key or "",
+    )
+    return RocketMqPublisher(
+        target, timeout=config.http_timeout_seconds, signer=signer, secrets=secrets
+    )

@@ -1,4 +1,5 @@
-"""The configuration checks of the message-service publishers (`mns`, `eventbridge`): each
+"""The configuration checks of the message-service publishers (`mns`, `eventbridge`,
+`rocketmq`): each
 names the variable that is missing or wrong, and never echoes a URL or a secret."""
 
 from __future__ import annotations
@@ -32,6 +33,37 @@ def check_eventbridge(config: RelayConfig) -> None:
         *_keys(config),
     )
     _usable_url("RELAY_EVENTBRIDGE_ENDPOINT", str(config.eventbridge_endpoint))
+
+
+def check_rocketmq(config: RelayConfig) -> None:
+    """`RELAY_ROCKETMQ_ENDPOINTS` (`host:port`, several separated by `;`), the topic, and the
+    access key and secret key together or neither."""
+    _required(
+        "rocketmq",
+        ("RELAY_ROCKETMQ_ENDPOINTS", config.rocketmq_endpoints),
+        ("RELAY_ROCKETMQ_TOPIC", config.rocketmq_topic),
+    )
+    for endpoint in str(config.rocketmq_endpoints).split(";"):
+        host, _, port = endpoint.strip().rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigError(
+                "RELAY_ROCKETMQ_ENDPOINTS must be host:port of the gRPC proxy (several "
+                "separated by ;)"
+            )
+    if bool(config.rocketmq_access_key) != bool(config.rocketmq_secret_key):
+        raise ConfigError(
+            "RELAY_ROCKETMQ_ACCESS_KEY and RELAY_ROCKETMQ_SECRET_KEY go together: set both "
+            "or neither"
+        )
+
+
+def flag(variable: str, value: str | None) -> bool:
+    """A true/false variable (unset: false); `ConfigError` naming it for anything else."""
+    if value is None or value.lower() in ("false", "0", "no"):
+        return False
+    if value.lower() in ("true", "1", "yes"):
+        return True
+    raise ConfigError(f"{variable} must be true or false, got {value!r}")
 
 
 def _keys(config: RelayConfig) -> tuple[tuple[str, str | None], ...]:

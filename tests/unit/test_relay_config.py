@@ -222,3 +222,34 @@ def test_eventbridge_reads_its_variables() -> None:
 def test_eventbridge_refuses_what_it_cannot_use(changes: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_relay_config({**EVENTBRIDGE, **changes})
+
+
+ROCKETMQ = {
+    "RELAY_PUBLISHER": "rocketmq",
+    "RELAY_ROCKETMQ_ENDPOINTS": "rmq.example.com:8080",
+    "RELAY_ROCKETMQ_TOPIC": "orders",
+}
+
+
+def test_rocketmq_reads_its_variables() -> None:
+    config = load_relay_config({**ROCKETMQ, "RELAY_ROCKETMQ_FIFO": "true"})
+    assert (config.rocketmq_topic, config.rocketmq_fifo, config.rocketmq_tls) == (
+        "orders",
+        True,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"RELAY_ROCKETMQ_TOPIC": ""}, "RELAY_ROCKETMQ_TOPIC is not set"),
+        ({"RELAY_ROCKETMQ_ENDPOINTS": "https://rmq"}, "RELAY_ROCKETMQ_ENDPOINTS must be host:port"),
+        ({"RELAY_ROCKETMQ_ENDPOINTS": "a:1;b:99999"}, "RELAY_ROCKETMQ_ENDPOINTS must be host:port"),
+        ({"RELAY_ROCKETMQ_FIFO": "maybe"}, "RELAY_ROCKETMQ_FIFO must be true or false"),
+        ({"RELAY_ROCKETMQ_ACCESS_KEY": "user"}, "go together"),
+    ],
+)
+def test_rocketmq_refuses_what_it_cannot_use(changes: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_relay_config({**ROCKETMQ, **changes})
