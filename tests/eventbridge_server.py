@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,7 @@ class EventBridgeServer:
     request_error: tuple[int, str] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     batches: list[list[str]] = field(default_factory=list)
+    latency: float = 0.0  # seconds before each answer (the benchmark's network)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -56,6 +58,7 @@ class EventBridgeServer:
         self._receiver.stop()
 
     def _respond(self, request: Received) -> Answer:
+        time.sleep(self.latency)
         if request.path != "/openapi/putEvents":
             return _answer(404, {"code": "NotFound", "message": request.path})
         if request.headers.get("authorization") != expected_authorization(request):

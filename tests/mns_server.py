@@ -12,6 +12,7 @@ import base64
 import hashlib
 import itertools
 import threading
+import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 
@@ -47,6 +48,7 @@ class MnsServer:
     stored: list[Stored] = field(default_factory=list)
     batches: list[list[str]] = field(default_factory=list)
     requests: list[Received] = field(default_factory=list)
+    latency: float = 0.0  # seconds before each answer (the benchmark's network)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -66,6 +68,7 @@ class MnsServer:
         self._receiver.stop()
 
     def _respond(self, request: Received) -> Answer:
+        time.sleep(self.latency)
         with self._lock:
             self.requests.append(request)
         expected = self._signer.get_signature(

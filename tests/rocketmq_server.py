@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import threading
+import time
 from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -46,10 +47,12 @@ class RocketMqServer(service_pb2_grpc.MessagingServiceServicer):  # type: ignore
     route_code: int = d.OK
     sent: list[Sent] = field(default_factory=list)
     refused_signatures: int = 0
+    latency: float = 0.0  # seconds before each send's answer (the benchmark's network)
+    sends: int = 0
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
         service_pb2_grpc.add_MessagingServiceServicer_to_server(self, self._server)
         self.port = self._server.add_insecure_port("127.0.0.1:0")
 
@@ -105,6 +108,9 @@ class RocketMqServer(service_pb2_grpc.MessagingServiceServicer):  # type: ignore
         return s.HeartbeatResponse(status=d.Status(code=d.OK))
 
     def SendMessage(self, request: Any, context: Any) -> Any:
+        time.sleep(self.latency)
+        with self._lock:
+            self.sends += 1
         if not self._signed(context):
             return s.SendMessageResponse(status=d.Status(code=d.UNAUTHORIZED, message="sig"))
         entries, code = [], d.OK
