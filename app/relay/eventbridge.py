@@ -118,7 +118,7 @@ class EventBridgePublisher:
             return [answer] * len(deliveries)
         if not 200 <= answer.status < 300:
             outcome = _outcome_of_code(_json(answer.body).get("code"), answer.status)
-            return [self._transport.failed(outcome, answer)] * len(deliveries)
+            return [self._transport.refusal(outcome, answer)] * len(deliveries)
         return self._entry_results(deliveries, answer)
 
     def _entry_results(self, deliveries: Sequence[Delivery], answer: Answer) -> list[PublishResult]:

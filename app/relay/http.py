@@ -83,7 +83,7 @@ class HttpTransport:
         outcome = (outcome_of or _by_status)(answer)
         if outcome is Outcome.DELIVERED:
             return PublishResult.delivered()
-        return self.failed(outcome, answer)
+        return self.refusal(outcome, answer)
 
     def exchange(
         self, url: str, body: bytes, headers: dict[str, str], *, deadline: float | None = None
@@ -113,7 +113,7 @@ class HttpTransport:
             return self.failure(*_describe(exc))
         return answer
 
-    def failed(self, outcome: Outcome, answer: Answer) -> PublishResult:
+    def refusal(self, outcome: Outcome, answer: Answer) -> PublishResult:
         """`outcome` for `answer`, its status and excerpt as the (masked) error."""
         retry_after = parse_retry_after(answer.headers.get("Retry-After"))
         error = f"HTTP {answer.status}" + (f": {answer.excerpt}" if answer.excerpt else "")

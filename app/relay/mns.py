@@ -155,7 +155,7 @@ class MnsPublisher:
         if outcome is Outcome.DELIVERED:
             return PublishResult.delivered()
         code = mns_wire.error_code(answer.body)
-        return self._transport.failed(_outcome_of_code(code, outcome), answer)
+        return self._transport.refusal(_outcome_of_code(code, outcome), answer)
 
     def _entry_result(self, entry: mns_wire.EntryError | None) -> PublishResult:
         if entry is None:

@@ -13,10 +13,12 @@ from google.cloud import firestore
 from rocketmq.grpc_protocol import definition_pb2 as d
 
 from app.config import Settings
+from app.relay import Relay
+from app.relay.factory import publisher_for
 from app.relay.publishers import Delivery, Outcome
 from app.relay.rocketmq import RocketMqPublisher, RocketMqTarget
 from app.signing import Signer
-from tests.helpers import add_orders, make_relay, outbox, run_until
+from tests.helpers import add_orders, fast_config, outbox, run_until
 from tests.rocketmq_server import ACCESS_KEY, SECRET_KEY, RocketMqServer
 
 
@@ -150,9 +152,7 @@ def test_the_relay_delivers_through_rocketmq(
     db: firestore.Client, settings: Settings, server: RocketMqServer
 ) -> None:
     event_ids = add_orders(db, settings, 4)
-    relay = make_relay(
-        db,
-        settings,
+    config = fast_config(
         "http://127.0.0.1:9/unused",
         publisher="rocketmq",
         rocketmq_endpoints=server.endpoints,
@@ -160,5 +160,13 @@ def test_the_relay_delivers_through_rocketmq(
         rocketmq_access_key=ACCESS_KEY,
         rocketmq_secret_key=SECRET_KEY,
     )
-    run_until(relay, lambda: all(e["status"] == "PROCESSED" for e in outbox(db, settings).values()))
+    publisher = publisher_for(config)  # as the relay would build it, closed here at the end
+    assert isinstance(publisher, RocketMqPublisher)
+    try:
+        relay = Relay(db, settings, config, publisher=publisher)
+        run_until(
+            relay, lambda: all(e["status"] == "PROCESSED" for e in outbox(db, settings).values())
+        )
+    finally:
+        publisher.close()  # its heartbeat and telemetry threads stop with it
     assert sorted(s.keys[0] for s in server.sent) == event_ids
