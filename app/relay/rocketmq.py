@@ -7,8 +7,7 @@ CloudEvents attributes are message properties as the CloudEvents RocketMQ bindin
 (`CE_id`, `CE_type`, `CE_source`, `CE_subject`, `CE_time`, `CE_specversion`, `CE_contenttype`),
 plus the Standard Webhooks signature (`webhookid`, ...) when signing. On a FIFO topic
 (`fifo=True`) the message group is the aggregate id, so the broker keeps each aggregate's
-events in the order the relay sends them (the relay sends them in commit order with
-`RELAY_ORDERING=aggregate`).
+events in the order the relay sends them; the order they are sent in is the relay core's.
 
 The producer starts on the first publish (it reads the topic's route then) and each send is
 bounded by the delivery's deadline: the client's own retries (3 attempts) happen inside that
