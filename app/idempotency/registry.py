@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 from google.cloud.firestore import SERVER_TIMESTAMP
 
-from app.cas import Change, write_if_unchanged
+from app.cas import Change, WriteOutcome, write_if_unchanged
 from app.deadline import bounded_retry
 from app.errors import CommitFailed
 from app.idempotency.answers import Answer, replayed, stored_fields
@@ -148,7 +148,7 @@ class KeyRegistry:
         if written.applied and written.update_time is not None:
             logger.info("took over idempotency record %s", record_id)
             return Lock(record_id, ref, written.update_time, taken_over=True)
-        if written.transient or written.outcome.value == "refused":
+        if written.outcome is WriteOutcome.REFUSED:
             raise CommitFailed(f"taking over idempotency record {record_id}: {written.reason}")
         return InProgress(retry_after=1)  # another request took it over first
 
