@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from app.errors import CommitFailed, CommitOutcomeUnknown, InvalidInput
 from app.firestore_limits import check_document_id
 from app.idempotency.answers import Answer
-from app.idempotency.middleware import CLAIM, Claim, IdempotencyMiddleware, LockLost
+from app.idempotency.door import CLAIM, Claim, LockLost
+from app.idempotency.middleware import IdempotencyMiddleware
 from app.idempotency.problems import problem
 from app.idempotency.registry import KeyRegistry
 from app.repository import OrderRepository

@@ -7,8 +7,9 @@ WSGI middleware over it; see the README's "HTTP order API" section.
 from app.idempotency.answers import Answer
 from app.idempotency.config import IdempotencyConfig, load_idempotency_config
 from app.idempotency.crypto import AnswerUnreadable, EncryptionKeys
+from app.idempotency.door import CLAIM, Claim, FrontDoor, LockLost
 from app.idempotency.keys import InvalidKey, parse_key, record_id
-from app.idempotency.middleware import CLAIM, Claim, IdempotencyMiddleware, LockLost
+from app.idempotency.middleware import IdempotencyMiddleware
 from app.idempotency.registry import KeyRegistry
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "AnswerUnreadable",
     "Claim",
     "EncryptionKeys",
+    "FrontDoor",
     "IdempotencyConfig",
     "IdempotencyMiddleware",
     "InvalidKey",
