@@ -5,6 +5,7 @@ WSGI middleware over it; see the README's "HTTP order API" section.
 """
 
 from app.idempotency.answers import Answer
+from app.idempotency.asgi import IdempotencyASGIMiddleware
 from app.idempotency.config import IdempotencyConfig, load_idempotency_config
 from app.idempotency.crypto import AnswerUnreadable, EncryptionKeys
 from app.idempotency.door import CLAIM, Claim, FrontDoor, LockLost
@@ -19,6 +20,7 @@ __all__ = [
     "Claim",
     "EncryptionKeys",
     "FrontDoor",
+    "IdempotencyASGIMiddleware",
     "IdempotencyConfig",
     "IdempotencyMiddleware",
     "InvalidKey",

@@ -8,7 +8,7 @@ import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from app.errors import OutboxError
 from app.idempotency.answers import Answer
@@ -150,3 +150,22 @@ class FrontDoor:
         fields: dict[str, Any] = {f"idempotency_{what}_total": total}
         level = logging.DEBUG if what == "hit" else logging.INFO
         log_event(logger, level, f"idempotency.{what}", f"idempotency {what}", **fields)
+
+
+App = TypeVar("App")
+
+
+class Guard(Generic[App]):
+    """Base of the WSGI and ASGI middlewares: `app` behind a `FrontDoor`; `required` lists
+    the (method, path) pairs that must carry a key."""
+
+    def __init__(
+        self,
+        app: App,
+        registry: KeyRegistry,
+        *,
+        required: frozenset[tuple[str, str]] = frozenset(),
+    ) -> None:
+        self.app = app
+        self.registry = registry
+        self.door = FrontDoor(registry, required)

@@ -21,26 +21,14 @@ from collections.abc import Callable
 from typing import Any
 
 from app.idempotency.answers import Answer
-from app.idempotency.door import CLAIM, FrontDoor, Keyed
-from app.idempotency.registry import KeyRegistry
+from app.idempotency.door import CLAIM, Guard, Keyed
 from app.idempotency.wsgi import WSGIApp, collect, read_body, send
 
 KEY_ENVIRON = "HTTP_IDEMPOTENCY_KEY"  # the Idempotency-Key header, as WSGI names it
 
 
-class IdempotencyMiddleware:
+class IdempotencyMiddleware(Guard[WSGIApp]):
     """Wrap the WSGI `app`; `required` lists the (method, path) pairs that must carry a key."""
-
-    def __init__(
-        self,
-        app: WSGIApp,
-        registry: KeyRegistry,
-        *,
-        required: frozenset[tuple[str, str]] = frozenset(),
-    ) -> None:
-        self.app = app
-        self.registry = registry
-        self.door = FrontDoor(registry, required)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
