@@ -19,17 +19,31 @@ def register(commands: Any) -> None:
         "GET /healthz)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080, help="default: 8080; 0 picks one")
+    parser.add_argument("--port", type=_port, default=8080, help="default: 8080; 0 picks one")
     parser.add_argument(
-        "--threads", type=int, default=16, help="requests served at once (default: 16)"
+        "--threads", type=_threads, default=16, help="requests served at once (default: 16)"
     )
     parser.set_defaults(run=run)
+
+
+def _whole(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        if not text.isdigit() or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number from {low} to {high}, got {text!r}"
+            )
+        return int(text)
+
+    return parse
+
+
+_port, _threads = _whole(0, 65535), _whole(1, 1000)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     config = load_idempotency_config()
     app = make_api(get_db_client(settings), settings, config)
-    server = create_server(app, args.host, args.port, max(1, args.threads))
+    server = create_server(app, args.host, args.port, args.threads)
     print(f"listening on http://{args.host}:{server.effective_port}", flush=True)
     try:
         server.run()

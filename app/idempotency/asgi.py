@@ -44,7 +44,9 @@ class IdempotencyASGIMiddleware(Guard[ASGIApp]):
             path,
             bytes(scope.get("query_string", b"")).decode("latin-1"),
             headers.get("content-type", ""),
-            headers.get(self.registry.config.tenant_header.lower()),
+            self.tenant_of(scope)
+            if self.tenant_of
+            else headers.get(self.registry.config.tenant_header.lower()),
             key,
         )
         answer = self.door.refusal(request) or await self._guarded(scope, receive, request)

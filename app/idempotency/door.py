@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -157,7 +158,9 @@ App = TypeVar("App")
 
 class Guard(Generic[App]):
     """Base of the WSGI and ASGI middlewares: `app` behind a `FrontDoor`; `required` lists
-    the (method, path) pairs that must carry a key."""
+    the (method, path) pairs that must carry a key. `tenant_of`, given the WSGI environ or
+    the ASGI scope, names the tenant instead of the `IDEMPOTENCY_TENANT_HEADER` header: for
+    example the authenticated principal, `lambda environ: environ.get("REMOTE_USER")`."""
 
     def __init__(
         self,
@@ -165,7 +168,9 @@ class Guard(Generic[App]):
         registry: KeyRegistry,
         *,
         required: frozenset[tuple[str, str]] = frozenset(),
+        tenant_of: Callable[[Mapping[str, Any]], str | None] | None = None,
     ) -> None:
         self.app = app
         self.registry = registry
         self.door = FrontDoor(registry, required)
+        self.tenant_of = tenant_of

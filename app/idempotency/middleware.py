@@ -44,7 +44,9 @@ class IdempotencyMiddleware(Guard[WSGIApp]):
             path,
             str(environ.get("QUERY_STRING", "")),
             str(environ.get("CONTENT_TYPE", "")),
-            environ.get(self.registry.config.tenant_environ_key),
+            self.tenant_of(environ)
+            if self.tenant_of
+            else environ.get(self.registry.config.tenant_environ_key),
             None if key is None else str(key),
         )
         refused = self.door.refusal(request)

@@ -87,9 +87,14 @@ def test_a_server_killed_between_lock_and_commit_is_taken_over_after_the_bound(
                 ).total_seconds(),
             )
         )
-        retried = post(server.url, key)
-        assert retried.status_code == 201, retried.text
-        assert post(server.url, key).content == retried.content
+        with ThreadPoolExecutor(8) as retries:  # several retries race for the dead lock
+            answers = list(retries.map(lambda _: post(server.url, key), range(8)))
+        firsts = [
+            a for a in answers if a.status_code == 201 and "Idempotent-Replayed" not in a.headers
+        ]
+        assert len(firsts) == 1, [a.status_code for a in answers]
+        assert {a.status_code for a in answers} <= {201, 409}
+        assert post(server.url, key).content == firsts[0].content
     assert len(documents(db, "orders")) == 1 and len(documents(db, "outbox")) == 1
 
 

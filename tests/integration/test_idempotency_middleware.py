@@ -26,12 +26,14 @@ def call(
     key: str | None = '"k-1"',
     path: str = "/orders",
     length: bool = True,
+    **extra: str,
 ) -> tuple[int, dict[str, str], bytes]:
     environ: dict[str, Any] = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": path,
         "CONTENT_TYPE": "application/json",
         "wsgi.input": io.BytesIO(body),
+        **extra,
     }
     if length:
         environ["CONTENT_LENGTH"] = str(len(body))
@@ -91,9 +93,11 @@ def plain_app(status: str, body: bytes, fail: bool = False) -> Any:
     return app
 
 
-def guard(db: firestore.Client, app: Any, **config: Any) -> IdempotencyMiddleware:
+def guard(
+    db: firestore.Client, app: Any, tenant_of: Any = None, **config: Any
+) -> IdempotencyMiddleware:
     registry = KeyRegistry(db, IdempotencyConfig(**config), timeout=10)
-    return IdempotencyMiddleware(app, registry)
+    return IdempotencyMiddleware(app, registry, tenant_of=tenant_of)
 
 
 def test_an_app_without_a_batch_has_its_success_stored_without_cookies(
@@ -143,3 +147,33 @@ def test_a_body_over_the_request_cap_is_413_and_nothing_is_written(
     status, headers, _ = call(guarded, body=b"0123456789", path="/jobs", length=length)
     assert status == 413 and headers["Content-Type"] == "application/problem+json"
     assert records(db) == [] and app.calls == []
+
+
+def test_keys_can_be_scoped_by_the_authenticated_principal(
+    settings: Settings, db: firestore.Client
+) -> None:
+    app = plain_app("200 OK", b"done")
+    guarded = guard(db, app, tenant_of=lambda environ: environ.get("REMOTE_USER"))
+    call(guarded, path="/jobs", REMOTE_USER="alice", HTTP_X_TENANT_ID="shared")
+    call(guarded, path="/jobs", REMOTE_USER="bob", HTTP_X_TENANT_ID="shared")
+    assert len(app.calls) == 2 and len(records(db)) == 2  # the header does not scope them
+    status, headers, _ = call(guarded, path="/jobs", REMOTE_USER="alice")
+    assert (status, headers["Idempotent-Replayed"], len(app.calls)) == (200, "true", 2)
+
+
+def test_outcomes_are_counted_in_the_json_logs(
+    settings: Settings, db: firestore.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    guarded = guard(db, plain_app("200 OK", b"done"))
+    with caplog.at_level("DEBUG", logger="firestore_outbox.idempotency"):
+        call(guarded, path="/jobs")
+        call(guarded, path="/jobs")
+        call(guarded, body=b"{}", path="/jobs")
+    counted = [r.structured for r in caplog.records if hasattr(r, "structured")]
+    assert counted == [
+        {"event": "idempotency.hit", "idempotency_hit_total": 1},
+        {"event": "idempotency.hit", "idempotency_hit_total": 2},
+        {"event": "idempotency.replay", "idempotency_replay_total": 1},
+        {"event": "idempotency.hit", "idempotency_hit_total": 3},
+        {"event": "idempotency.conflict", "idempotency_conflict_total": 1},
+    ]

@@ -194,3 +194,10 @@ def test_defaults() -> None:
         load_idempotency_config({"IDEMPOTENCY_ENCRYPTION_KEYS": f"k:{KEY_A}"})
     )
     assert json.dumps(config.tenant_header) == '"X-Tenant-Id"'
+
+
+def test_encryption_keys_are_secrets_the_logs_mask() -> None:
+    from app.logs import configured_secrets
+
+    secrets = configured_secrets({"IDEMPOTENCY_ENCRYPTION_KEYS": f"k1:{KEY_A}, k2:{KEY_B}"})
+    assert {KEY_A, KEY_B, f"k1:{KEY_A}"} <= set(secrets)
