@@ -160,7 +160,7 @@ class Guard(Generic[App]):
     """Base of the WSGI and ASGI middlewares: `app` behind a `FrontDoor`; `required` lists
     the (method, path) pairs that must carry a key. `tenant_of`, given the WSGI environ or
     the ASGI scope, names the tenant instead of the `IDEMPOTENCY_TENANT_HEADER` header: for
-    example the authenticated principal, `lambda environ: environ.get("REMOTE_USER")`."""
+    example the authenticated principal, WSGI's `REMOTE_USER`."""
 
     def __init__(
         self,
