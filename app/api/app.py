@@ -12,6 +12,9 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from google.api_core.exceptions import GoogleAPIError
+
+from app.deadline import bounded_retry
 from app.errors import CommitFailed, CommitOutcomeUnknown, InvalidInput
 from app.firestore_limits import check_document_id
 from app.idempotency.answers import Answer
@@ -19,12 +22,11 @@ from app.idempotency.door import CLAIM, Claim, LockLost
 from app.idempotency.middleware import IdempotencyMiddleware
 from app.idempotency.problems import problem
 from app.idempotency.registry import KeyRegistry
-from app.repository import OrderRepository
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client
+    from google.cloud.firestore import Client, CollectionReference
 
     from app.config import Settings
     from app.idempotency.config import IdempotencyConfig
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 JSON = "application/json"
+MAX_ORDER_BYTES = 1024 * 1024  # an order and its event must fit Firestore documents anyway
 Hook = Callable[[], None]
 
 
@@ -39,7 +42,7 @@ def make_orders_app(
     db: Client, settings: Settings, *, before_commit: Hook | None = None
 ) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """The bare order API (no idempotency); `before_commit` is a test hook."""
-    orders = OrderRepository(db, settings.orders_collection)
+    orders = db.collection(settings.orders_collection)
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
@@ -53,7 +56,11 @@ def make_orders_app(
                 else _not_allowed()
             )
         elif path.startswith("/orders/") and path.count("/") == 2:
-            answer = _get_order(orders, path.split("/")[2]) if method == "GET" else _not_allowed()
+            answer = (
+                _get_order(orders, path.split("/")[2], settings.firestore_timeout_seconds)
+                if method == "GET"
+                else _not_allowed()
+            )
         else:
             answer = problem(404, "not-found", "Not found", f"no resource at {path}")
         start_response(answer.status_line, list(answer.headers))
@@ -88,6 +95,9 @@ def _post_order(
         )
     try:
         length = int(environ.get("CONTENT_LENGTH", "") or 0)
+        if length > MAX_ORDER_BYTES:
+            detail = f"an order is at most {MAX_ORDER_BYTES} bytes"
+            return problem(413, "content-too-large", "Content too large", detail)
         request = json.loads(environ["wsgi.input"].read(length) or b"null")
     except (ValueError, UnicodeDecodeError):
         return problem(400, "invalid-json", "Invalid JSON", "the body is not valid JSON")
@@ -109,7 +119,7 @@ def _post_order(
                 claim.complete_in(uow, answer)
             if before_commit is not None:
                 before_commit()
-    except InvalidInput as exc:  # nothing was queued: the message names the flaw, no secret
+    except InvalidInput as exc:  # nothing was written: the message names the flaw, no secret
         return problem(400, "invalid-order", "Invalid order", str(exc))
     except CommitFailed as exc:
         if claim is not None and claim.registry.lost(exc):
@@ -127,10 +137,14 @@ def _post_order(
     return answer
 
 
-def _get_order(orders: OrderRepository, order_id: str) -> Answer:
+def _get_order(orders: CollectionReference, order_id: str, timeout: float) -> Answer:
     if check_document_id(order_id):
         return problem(404, "order-not-found", "Order not found", "no such order")
-    found = orders.get(order_id)
+    try:
+        snapshot = orders.document(order_id).get(retry=bounded_retry(timeout), timeout=timeout)
+    except GoogleAPIError:
+        return problem(503, "firestore-unavailable", "Service unavailable", "retry later")
+    found = snapshot.to_dict() if snapshot.exists else None
     if found is None:
         return problem(404, "order-not-found", "Order not found", "no such order")
     created = found.get("createdAt")

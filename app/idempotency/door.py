@@ -11,7 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from app.errors import OutboxError
+from google.api_core.exceptions import GoogleAPIError
+
+from app.errors import CommitFailed, OutboxError
 from app.idempotency.answers import Answer
 from app.idempotency.crypto import AnswerUnreadable
 from app.idempotency.fingerprint import fingerprint
@@ -107,6 +109,10 @@ class FrontDoor:
         )
         try:
             begun = self.registry.begin(scope, print_)
+        except (GoogleAPIError, CommitFailed) as exc:  # nothing held: a retry is safe
+            logger.error("the key registry is unavailable: %s", type(exc).__name__)
+            detail = "the idempotency key could not be checked; retry with the same key"
+            return problem(503, "registry-unavailable", "Service unavailable", detail)
         except AnswerUnreadable as exc:
             logger.error("a stored answer cannot be replayed: %s", exc)
             detail = "the answer stored for this key cannot be decrypted with the keys set"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -177,3 +178,15 @@ def test_outcomes_are_counted_in_the_json_logs(
         {"event": "idempotency.hit", "idempotency_hit_total": 3},
         {"event": "idempotency.conflict", "idempotency_conflict_total": 1},
     ]
+
+
+def test_an_unreachable_registry_is_503_within_the_deadline_and_nothing_is_written(
+    settings: Settings, db: firestore.Client
+) -> None:
+    client, faults = faulty_client(settings)
+    faults.fail("Commit", grpc.StatusCode.UNAVAILABLE, times=1000)
+    api = make_api(client, replace(settings, firestore_timeout_seconds=1.0), IdempotencyConfig())
+    status, headers, body = call(api)
+    assert status == 503 and headers["Content-Type"] == "application/problem+json"
+    assert json.loads(body)["type"] == "/problems/registry-unavailable"
+    assert records(db) == [] and list(db.collection("orders").stream()) == []
