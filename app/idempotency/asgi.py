@@ -23,6 +23,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
 
+class _Gone(Exception):
+    """The client disconnected before its body arrived."""
+
+
 class IdempotencyASGIMiddleware(Guard[ASGIApp]):
     """Wrap the ASGI `app`; `required` lists the (method, path) pairs that must carry a key."""
 
@@ -49,7 +53,10 @@ class IdempotencyASGIMiddleware(Guard[ASGIApp]):
             else headers.get(self.registry.config.tenant_header.lower()),
             key,
         )
-        answer = self.door.refusal(request) or await self._guarded(scope, receive, request)
+        try:
+            answer = self.door.refusal(request) or await self._guarded(scope, receive, request)
+        except _Gone:
+            return
         await _send(answer, send)
 
     async def _guarded(
@@ -76,7 +83,7 @@ async def _read_body(receive: Receive, cap: int) -> bytes | None:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            break
+            raise _Gone  # the client left mid-body: nothing to lock, no one to answer
         chunk = bytes(message.get("body", b""))
         size += len(chunk)
         if size > cap:
