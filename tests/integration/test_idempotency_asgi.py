@@ -85,4 +85,3 @@ def test_asgi_a_5xx_releases_the_key(served: tuple[str, Jobs], db: firestore.Cli
     assert list(db.collection("idempotency_keys").stream()) == []
     assert post(url, {"fail": True}, '"a-2"').status_code == 500
     assert jobs.calls == 2
-
