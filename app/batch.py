@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ class Write:
     data: dict[str, Any] = field(default_factory=dict)
     merge: bool = False
     idempotency_field: str | None = None
+    # For an update: applied only if the document was last updated at this time.
+    last_update_time: datetime.datetime | None = None
 
     def apply(self, batch: WriteBatch) -> None:
         if self.op == "create":
@@ -31,7 +34,12 @@ class Write:
         elif self.op == "set":
             batch.set(self.ref, self.data, merge=self.merge)
         elif self.op == "update":
-            batch.update(self.ref, self.data)
+            option = None
+            if self.last_update_time is not None:
+                from google.cloud.firestore import Client
+
+                option = Client.write_option(last_update_time=self.last_update_time)
+            batch.update(self.ref, self.data, option=option)
         else:
             batch.delete(self.ref)
 

@@ -18,6 +18,8 @@ on the happy path: no read, one Commit. When the commit raises, the timeline dec
                                                          idempotent replay, an
                                                          IdempotencyConflict, or
                                                          DocumentAlreadyExists
+    FAILED_PRECONDITION (a preconditioned update)     -> read back: our token there means
+                                                         committed; else CommitFailed
 
 A batch without creates carries no token, so a lost answer leaves its outcome unknown.
 """
@@ -50,9 +52,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 COMMIT_TOKEN_FIELD = "commitToken"
-# Firestore refusing the request as it is: not applied. Only ALREADY_EXISTS can also be the
-# answer to a retry of an attempt that landed (its creates are there now), so only it is read
-# back; the others answer the request itself and raise CommitFailed at once.
+# Firestore refusing the request as it is: not applied. ALREADY_EXISTS and FAILED_PRECONDITION
+# can also answer a retry of an attempt that landed (its creates are there now; its
+# preconditioned update moved the document), so they are read back; the others answer the
+# request itself and raise CommitFailed at once.
 _REFUSALS = (
     google_exceptions.InvalidArgument,
     google_exceptions.FailedPrecondition,
@@ -83,9 +86,13 @@ def after_failed_commit(
     """Find out what the commit that raised `exc` did; raise when it wrote nothing for sure.
     The read-back, retries included, takes at most `timeout` seconds: the caller is waiting."""
     already_exists = isinstance(exc, google_exceptions.AlreadyExists)
-    if isinstance(exc, _REFUSALS) and not already_exists:
+    # A batch whose update has a precondition meets its own first send the same way.
+    moved = isinstance(exc, google_exceptions.FailedPrecondition)
+    if isinstance(exc, _REFUSALS) and not (already_exists or moved):
         raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
     creates = [w for w in writes if w.op == "create"]
+    if not creates and moved:
+        raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
     if not creates:
         raise CommitOutcomeUnknown(
             f"Firestore did not say whether the batch committed ({exc}), and a batch that "
@@ -96,6 +103,8 @@ def after_failed_commit(
     stored = _read_back(db, creates, token, exc, timeout)
     if any(fields.get(COMMIT_TOKEN_FIELD) == token for fields in stored.values()):
         return Landing.LANDED
+    if moved:
+        raise CommitFailed(f"Firestore rejected the batch: {exc}") from exc
     if isinstance(exc, google_exceptions.AlreadyExists):
         if _is_replay(creates, stored):
             return Landing.REPLAYED

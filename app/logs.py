@@ -34,7 +34,11 @@ SECRET_VARIABLES = (
     "RELAY_ROCKETMQ_SECRET_KEY",
 )
 # Comma-separated lists of secrets (several during a rotation): each one is masked.
-SECRET_LIST_VARIABLES = ("RELAY_SIGNING_SECRET", "RECEIVER_SIGNING_SECRET")
+SECRET_LIST_VARIABLES = (
+    "RELAY_SIGNING_SECRET",
+    "RECEIVER_SIGNING_SECRET",
+    "IDEMPOTENCY_ENCRYPTION_KEYS",
+)
 
 
 def log_event(
@@ -126,7 +130,9 @@ def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     get = env_reader(environ)
     secrets = [value for value in map(get, SECRET_VARIABLES) if value]
     for value in map(get, SECRET_LIST_VARIABLES):
-        secrets += [part.strip() for part in (value or "").split(",") if part.strip()]
+        parts = [part.strip() for part in (value or "").split(",") if part.strip()]
+        # keyId:key pairs (IDEMPOTENCY_ENCRYPTION_KEYS): the key alone is a secret too.
+        secrets += parts + [p.partition(":")[2] for p in parts if len(p.partition(":")[2]) >= 16]
     key_text = get("FIRESTORE_CREDENTIALS_JSON")
     key_path = get("FIRESTORE_CREDENTIALS_PATH")
     if key_text is None and key_path is not None:

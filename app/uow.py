@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 import uuid
 from collections.abc import Iterator, Mapping
@@ -126,12 +127,27 @@ class FirestoreUnitOfWork:
     def add_set(self, ref: DocumentReference, data: Mapping[str, Any], merge: bool = False) -> None:
         self._add(Write("set", ref, dict(data), merge))
 
-    def add_update(self, ref: DocumentReference, data: Mapping[str, Any]) -> None:
+    def add_update(
+        self,
+        ref: DocumentReference,
+        data: Mapping[str, Any],
+        *,
+        last_update_time: datetime.datetime | None = None,
+    ) -> None:
+        """Queue an update; with `last_update_time` the whole batch fails (`CommitFailed`)
+        unless the document was last updated at that time."""
         # Only the written fields are known here, so only they are measured.
-        self._add(Write("update", ref, dict(data)))
+        self._add(Write("update", ref, dict(data), last_update_time=last_update_time))
 
     def add_delete(self, ref: DocumentReference) -> None:
         self._add(Write("delete", ref))
+
+    def queued_creates(self, collection: str) -> list[str]:
+        """Ids of the documents queued for creation in `collection`, in order: for example
+        the event id `create_new_order` queued in the outbox."""
+        return [
+            w.ref.id for w in self._writes if w.op == "create" and w.ref.parent.id == collection
+        ]
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

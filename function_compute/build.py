@@ -6,7 +6,8 @@
 
 Layout of the output (Function Compute mounts it at /code):
 
-    app/, function_compute/   our packages, taken from the project's wheel
+    app/, function_compute/   our packages, taken from the project's wheel: the relay's
+                              handler and the order API's (function_compute/api_handler.py)
     python/                   the dependencies; s.yaml sets PYTHONPATH=/code/python
     build-info.json           what it was built for
 
@@ -35,7 +36,7 @@ FC_PLATFORM = "manylinux2014_x86_64"
 DEPENDENCIES_DIR = "python"
 
 
-def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = ("fc",)) -> Path:
+def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = ("fc", "crypto")) -> Path:
     """Assemble the code directory at `output` (replaced if it exists) and return it."""
     output = output.resolve()
     if output == ROOT or ROOT.is_relative_to(output):

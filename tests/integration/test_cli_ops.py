@@ -110,6 +110,7 @@ def test_every_command_has_help(run: Run) -> None:
         "demo",
         "receiver",
         "emulator",
+        "api",
     }
     code, out, _ = run("--help")
     assert code == 0 and all(name in out for name in names)

@@ -1,0 +1,54 @@
+"""`outbox api`: the HTTP order API behind the Idempotency-Key middleware, under waitress."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from app.api import make_api
+from app.api.server import create_server
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.idempotency import load_idempotency_config
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "api",
+        help="serve the HTTP order API (POST /orders with Idempotency-Key, GET /orders/ID, "
+        "GET /healthz)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
+    parser.add_argument("--port", type=_port, default=8080, help="default: 8080; 0 picks one")
+    parser.add_argument(
+        "--threads", type=_threads, default=16, help="requests served at once (default: 16)"
+    )
+    parser.set_defaults(run=run)
+
+
+def _whole(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        if not text.isdigit() or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number from {low} to {high}, got {text!r}"
+            )
+        return int(text)
+
+    return parse
+
+
+_port, _threads = _whole(0, 65535), _whole(1, 1000)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    config = load_idempotency_config()
+    app = make_api(get_db_client(settings), settings, config)
+    server = create_server(app, args.host, args.port, args.threads)
+    print(f"listening on http://{args.host}:{server.effective_port}", flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0

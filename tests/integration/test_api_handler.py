@@ -1,0 +1,95 @@
+"""The HTTP-triggered function: Function Compute 3.0's event in, its response struct out."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from google.cloud import firestore
+
+from app.config import Settings
+from function_compute import api_handler
+
+pytestmark = pytest.mark.emulator
+
+ORDER = {"customerId": "c-9", "items": [{"productId": "sku-9", "quantity": 1}]}
+
+
+@pytest.fixture
+def handler_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", str(settings.emulator_host))
+    monkeypatch.setenv("FIRESTORE_PROJECT_ID", str(settings.project_id))
+    monkeypatch.setattr(api_handler, "_app", None)
+    yield
+
+
+def event(method: str, path: str, body: bytes = b"", binary: bool = False, **headers: str) -> bytes:
+    """An HTTP trigger event as Function Compute 3.0 documents it, as the bytes it passes."""
+    return json.dumps(
+        {
+            "version": "v1",
+            "rawPath": path,
+            "body": base64.b64encode(body).decode() if binary else body.decode(),
+            "isBase64Encoded": binary,
+            "headers": {"content-type": "application/json", **headers},
+            "queryParameters": {},
+            "requestContext": {
+                "accountId": "123456789",
+                "domainName": "abc.cn-hangzhou.fcapp.run",
+                "domainPrefix": "abc",
+                "http": {
+                    "method": method,
+                    "path": path,
+                    "protocol": "HTTP/1.1",
+                    "sourceIp": "11.11.11.11",
+                    "userAgent": "test",
+                },
+                "requestId": "1-64f6cd87-0000",
+                "time": "2023-09-05T06:41:11Z",
+                "timeEpoch": "1693896071895",
+            },
+        }
+    ).encode()
+
+
+def call(raw: bytes) -> dict[str, Any]:
+    return api_handler.handler(raw, None)
+
+
+def test_post_replay_and_get_through_the_http_trigger_event(
+    handler_env: None, db: firestore.Client, unique: str
+) -> None:
+    body = json.dumps(ORDER).encode()
+    first = call(event("POST", "/orders", body, **{"Idempotency-Key": f'"{unique}"'}))
+    assert first["statusCode"] == 201 and first["isBase64Encoded"] is False
+    created = json.loads(first["body"])
+    assert first["headers"]["Location"] == f"/orders/{created['orderId']}"
+    # The same request, its body base64-encoded as Function Compute sends binary bodies.
+    again = call(event("POST", "/orders", body, binary=True, **{"idempotency-key": f'"{unique}"'}))
+    assert again["statusCode"] == 201
+    assert again["body"] == first["body"]
+    assert again["headers"]["Idempotent-Replayed"] == "true"
+    found = call(event("GET", f"/orders/{created['orderId']}"))
+    assert found["statusCode"] == 200 and json.loads(found["body"])["customerId"] == "c-9"
+    assert len(list(db.collection("orders").stream())) == 1
+
+
+def test_a_missing_key_is_a_problem_response(handler_env: None, db: firestore.Client) -> None:
+    answer = call(event("POST", "/orders", json.dumps(ORDER).encode()))
+    assert answer["statusCode"] == 400
+    assert answer["headers"]["Content-Type"] == "application/problem+json"
+    assert json.loads(answer["body"])["type"] == "/problems/idempotency-key-missing"
+    assert call(event("GET", "/healthz"))["statusCode"] == 200
+
+
+def test_an_unconfigured_function_answers_503_without_detail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(api_handler, "_app", None)
+    monkeypatch.setenv("IDEMPOTENCY_TTL_SECONDS", "soon")
+    answer = call(event("GET", "/healthz"))
+    assert answer["statusCode"] == 503
+    assert "soon" not in answer["body"]
