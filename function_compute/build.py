@@ -34,9 +34,11 @@ PACKAGES = ("app", "function_compute")
 FC_PYTHON = "3.10"
 FC_PLATFORM = "manylinux2014_x86_64"
 DEPENDENCIES_DIR = "python"
+# Always in the package: the FC 2.0 publisher and the front door's answer encryption.
+BASE_EXTRAS = ("fc", "crypto")
 
 
-def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = ("fc", "crypto")) -> Path:
+def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = BASE_EXTRAS) -> Path:
     """Assemble the code directory at `output` (replaced if it exists) and return it."""
     output = output.resolve()
     if output == ROOT or ROOT.is_relative_to(output):
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         "and a publisher without an extra of its own (http) adds nothing",
     )
     args = parser.parse_args(argv)
-    output = build(args.output, local=args.local, extras=("fc", *args.extra))
+    output = build(args.output, local=args.local, extras=(*BASE_EXTRAS, *args.extra))
     print(f"built {output}")
     return 0
 
