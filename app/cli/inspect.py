@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.output import ops_client, print_json, warn
+from app.cli.failures import CommandFailed
+from app.cli.output import ops_client, print_json
 from app.config import Settings
 from app.ops import event_document
 
@@ -24,7 +25,6 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     document = event_document(ops_client(settings), settings.outbox_collection, args.event_id)
     if document is None:
-        warn(f"error: no event {args.event_id} in {settings.outbox_collection}")
-        return 1
+        raise CommandFailed(f"no event {args.event_id} in {settings.outbox_collection}")
     print_json(document)
     return 0

@@ -8,7 +8,7 @@ from typing import Any
 from app.cli.output import wait_until_stopped
 from app.config import Settings
 from app.firestore_client import get_db_client
-from app.order_counter import OrderCounter, load_receiver_config
+from app.order_counter import OrderCounter
 from app.receiver import Receiver
 
 
@@ -29,7 +29,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    config = load_receiver_config(verify_signatures=not args.no_verify)
+    config = args.config.receiver(verify_signatures=not args.no_verify)
     counter = OrderCounter(get_db_client(settings), config)
     with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
         print(f"listening on {receiver.url}", flush=True)
