@@ -95,10 +95,24 @@ def _pip(*args: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m function_compute.build", description=__doc__)
-    parser.add_argument("--output", type=Path, default=ROOT / "build" / "fc")
+    # The module docstring is laid out by hand (a diagram, examples): keep its line breaks.
+    parser = argparse.ArgumentParser(
+        prog="python -m function_compute.build",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
-        "--local", action="store_true", help="build for this interpreter instead of FC python3.10"
+        "--output",
+        type=Path,
+        default=ROOT / "build" / "fc",
+        metavar="DIR",
+        help="the code directory to (re)create (default build/fc in the project)",
+    )
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        help="build for this interpreter instead of Function Compute's python3.10 on "
+        f"{FC_PLATFORM} (default: for Function Compute)",
     )
     args = parser.parse_args(argv)
     output = build(args.output, local=args.local)

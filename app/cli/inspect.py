@@ -18,7 +18,7 @@ def register(commands: Any) -> None:
         description="Print one outbox event, every field, as JSON (timestamps in RFC 3339 "
         "UTC), with the document's _createTime and _updateTime.",
     )
-    parser.add_argument("event_id", metavar="EVENT_ID")
+    parser.add_argument("event_id", metavar="EVENT_ID", help="the event's id (its document id)")
     parser.set_defaults(run=run)
 
 

@@ -33,7 +33,12 @@ def register(commands: Any) -> None:
         metavar="DURATION",
         help="the retention, e.g. 7d or 36h (default OUTBOX_RETENTION_SECONDS, 7 days)",
     )
-    parser.add_argument("--batch-size", type=int, default=PAGE_SIZE, help="deletes per batch")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=PAGE_SIZE,
+        help=f"deletes per batch, 1 to {PAGE_SIZE} (default {PAGE_SIZE})",
+    )
     parser.add_argument("--set-expire-at", action="store_true", help="also backfill expireAt")
     parser.add_argument("--dry-run", action="store_true", help="count, write nothing")
     parser.set_defaults(run=run)

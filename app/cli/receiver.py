@@ -17,13 +17,21 @@ def register(commands: Any) -> None:
         "receiver",
         help="serve the reference downstream: verify, deduplicate through the inbox, count "
         "orders per customer",
+        description="Serve the reference downstream consumer over HTTP until Ctrl-C: verify "
+        "each delivery's signature (RECEIVER_SIGNING_SECRET), apply it once through the "
+        "Firestore inbox (INBOX_COLLECTION) and count orders per customer "
+        "(RECEIVER_COUNTS_COLLECTION). Prints the URL to point DOWNSTREAM_SERVICE_URL at.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000, help="default: 8000; 0 picks one")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to listen on; 0 picks one (default 8000)"
+    )
     parser.add_argument(
         "--no-verify",
         action="store_true",
-        help="accept unsigned deliveries (local experiments only)",
+        help="accept unsigned deliveries, for local experiments only (default: verify)",
     )
     parser.set_defaults(run=run)
 

@@ -122,7 +122,7 @@ class Follower:
                 if not pipeline.in_flight.wait_below(limit, timeout=0.1):
                     continue  # still two batches in flight: look at stop again
                 listener.check()
-                progress.tick(listener.up)
+                progress.tick(listener.up, pipeline.settler.tally)
                 self._changed.clear()
                 resubscribe = not listener.subscribed and time.monotonic() >= listener.retry_at
                 if resubscribe or time.monotonic() >= next_poll:

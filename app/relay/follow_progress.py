@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from app.logs import log_event
@@ -53,14 +54,18 @@ class FollowProgress:
             pollSeconds=poll_seconds,
         )
 
-    def tick(self, listener_up: bool) -> None:
-        """Log a progress line if one is due (call it as often as you like)."""
+    def tick(self, listener_up: bool, settling: Mapping[str, int] | None = None) -> None:
+        """Log a progress line if one is due (call it as often as you like). `settling`: the
+        live counts of the pipeline's settler, which reach the tally only when it closes."""
         now = time.monotonic()
         if now < self.next_at:
             return
         # From now, not from the missed time: a long wait never causes a burst of lines.
         self.next_at = now + self._every
-        counts: dict[str, Any] = {name: self._tally[name] for name in _PROGRESS_COUNTS}
+        settling = settling or {}
+        counts: dict[str, Any] = {
+            name: self._tally[name] + settling.get(name, 0) for name in _PROGRESS_COUNTS
+        }
         log_event(
             logger,
             logging.INFO,
