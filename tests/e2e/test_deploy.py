@@ -206,3 +206,52 @@ def test_every_variable_s_yaml_reads_is_documented() -> None:
         key, _, value = line.strip().partition(":")
         if re.fullmatch(r"[A-Z0-9_]*(SECRET|TOKEN|JSON|PASSWORD)[A-Z0-9_]*", key):
             assert value.strip().startswith("${env("), f"a literal secret? {line}"
+
+
+# The dev and operator tools, and what only they import: none may be in the package, and the
+# handler must run without them.
+TOOLS = ("app.cli", "app.demo", "app.emulator", "app.receiver", "app.metering", "cloudevents")
+TOOLS_RUNNER = """
+import importlib.util, json, sys, types
+code, pythonpath, event, tools = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+sys.path[:0] = [code, pythonpath]
+import function_compute.relay_handler as module
+context = types.SimpleNamespace(request_id="fc-req-2", function=types.SimpleNamespace(timeout=90))
+summary = module.handler(event.encode(), context)
+findable = [name for name in tools if importlib.util.find_spec(name) is not None]
+loaded = sorted(name for name in sys.modules if name.startswith(tuple(tools)))
+print(json.dumps({"summary": summary, "findable": findable, "loaded": loaded}))
+"""
+
+
+def test_the_package_holds_only_what_the_relay_runs(
+    local_package: Path, db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    files = {p.relative_to(local_package).as_posix() for p in local_package.rglob("*.py")}
+    ours = {f for f in files if f.startswith(("app/", "function_compute/"))}
+    assert "function_compute/relay_handler.py" in ours and "app/relay/core.py" in ours
+    for left_out in ("app/cli/__init__.py", "app/demo.py", "app/emulator.py", "app/receiver.py"):
+        assert left_out not in ours
+    assert not {"app/metering.py", "app/order_counter.py", "function_compute/build.py"} & ours
+    dists = {p.name.split("-")[0].lower() for p in (local_package / "python").glob("*.dist-info")}
+    assert "cloudevents" not in dists and "google_cloud_firestore" in dists
+
+    event_ids = add_orders(db, settings, 3)
+    info = json.loads((local_package / "build-info.json").read_text())
+    variables = relay_environment(settings, receiver.url)
+    paths = [str(local_package), str(local_package / info["pythonpath"])]
+    python = [sys.executable, "-I", "-S", "-W", "ignore::FutureWarning", "-c", TOOLS_RUNNER]
+    result = subprocess.run(
+        [*python, *paths, json.dumps(FC_EVENT), ",".join(TOOLS)],
+        env={"PATH": "/usr/bin:/bin", **variables},
+        cwd=local_package,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert (report["summary"]["status"], report["summary"]["processed"]) == ("ok", 3)
+    assert sorted(r.event_id for r in receiver.received) == event_ids
+    assert report["findable"] == [] and report["loaded"] == []
