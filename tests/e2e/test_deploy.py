@@ -46,12 +46,16 @@ def local_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("package") / "fc", local=True)
 
 
-def run_package(package: Path, python: str, variables: dict[str, str]) -> dict[str, Any]:
+def run_package(
+    package: Path, python: str, variables: dict[str, str], runner: str = RUNNER, *args: str
+) -> dict[str, Any]:
+    """Run `runner` (the handler, by default) in a clean interpreter with only the package on
+    sys.path; the JSON of its last line."""
     info = json.loads((package / "build-info.json").read_text())
     dependencies = str(package / info["pythonpath"])
-    command = [python, "-I", "-S", "-W", "ignore::FutureWarning", "-c", RUNNER, str(package)]
+    command = [python, "-I", "-S", "-W", "ignore::FutureWarning", "-c", runner, str(package)]
     result = subprocess.run(
-        [*command, dependencies, json.dumps(FC_EVENT)],
+        [*command, dependencies, json.dumps(FC_EVENT), *args],
         env={"PATH": "/usr/bin:/bin", **variables},
         cwd=package,
         capture_output=True,
@@ -237,21 +241,8 @@ def test_the_package_holds_only_what_the_relay_runs(
     assert "cloudevents" not in dists and "google_cloud_firestore" in dists
 
     event_ids = add_orders(db, settings, 3)
-    info = json.loads((local_package / "build-info.json").read_text())
     variables = relay_environment(settings, receiver.url)
-    paths = [str(local_package), str(local_package / info["pythonpath"])]
-    python = [sys.executable, "-I", "-S", "-W", "ignore::FutureWarning", "-c", TOOLS_RUNNER]
-    result = subprocess.run(
-        [*python, *paths, json.dumps(FC_EVENT), ",".join(TOOLS)],
-        env={"PATH": "/usr/bin:/bin", **variables},
-        cwd=local_package,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.splitlines()[-1])
+    report = run_package(local_package, sys.executable, variables, TOOLS_RUNNER, ",".join(TOOLS))
     assert (report["summary"]["status"], report["summary"]["processed"]) == ("ok", 3)
     assert sorted(r.event_id for r in receiver.received) == event_ids
     assert report["findable"] == [] and report["loaded"] == []
