@@ -59,16 +59,17 @@ def run_guarded(
         return command()
     except KeyboardInterrupt:
         if debug:
-            traceback.print_exc()
+            _print_traceback(secrets)
         print("error: interrupted", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
     except Exception as exc:  # every failure, a bug's too, ends the same way
         code, message = describe(exc, _quietly(settings))
         if debug:
-            traceback.print_exc()
+            _print_traceback(secrets)
         elif code == 1 and not isinstance(exc, (CommandFailed, OSError)) and _is_bug(exc):
             message += " (run `outbox --debug ...` to see the traceback)"
-        print(f"error: {_one_line(message, _quietly(secrets) or ())}", file=sys.stderr, flush=True)
+        mask = masker(_quietly(secrets) or ())
+        print(f"error: {_one_line(mask(message))}", file=sys.stderr, flush=True)
         return code
 
 
@@ -103,9 +104,14 @@ def _quietly(read: Callable[[], T]) -> T | None:
         return None
 
 
-def _one_line(message: str, secrets: Iterable[str]) -> str:
-    mask = masker(secrets)
-    text = " ".join(mask(message).split())
+def _print_traceback(secrets: Callable[[], Iterable[str]]) -> None:
+    # A traceback shows values (a URL, a key's text): masked like the line, even with --debug.
+    mask = masker(_quietly(secrets) or ())
+    print(mask(traceback.format_exc()), file=sys.stderr, end="", flush=True)
+
+
+def _one_line(message: str) -> str:
+    text = " ".join(message.split())
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[: MAX_MESSAGE_CHARS - 3] + "..."
     return text or "failed"
