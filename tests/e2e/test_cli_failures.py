@@ -21,13 +21,14 @@ from app.emulator import free_port
 from tests.e2e.test_cli_arguments import OUTBOX
 from tests.helpers import add_orders, relay_environment
 
-ALL = ("status", "inspect", "requeue", "purge", "reconcile", "relay", "demo", "receiver")
+ALL = ("status", "inspect", "requeue", "purge", "reconcile", "relay", "follow", "demo", "receiver")
 # What each command needs to get as far as Firestore.
 ARGS = {
     "inspect": ("inspect", "some-event"),
     "requeue": ("requeue", "--all", "--yes"),
     "purge": ("purge", "--older-than", "1d"),
     "receiver": ("receiver", "--no-verify", "--port", "0"),
+    "follow": ("relay", "--follow"),
 }
 
 
