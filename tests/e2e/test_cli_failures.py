@@ -10,7 +10,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -93,22 +92,24 @@ def test_an_unreachable_downstream_stops_the_relay_in_one_line(
 
 
 @pytest.fixture
-def silent_firestore() -> Iterator[str]:
-    """A port that accepts connections and never answers: every call hangs."""
+def silent_firestore() -> Iterator[socket.socket]:
+    """A listening socket that never answers: every call to it hangs."""
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen(64)
-        yield f"127.0.0.1:{server.getsockname()[1]}"
+        server.settimeout(60)
+        yield server
 
 
 @pytest.mark.parametrize(
     "name", ["status", "inspect", "requeue", "purge", "reconcile", "relay", "demo"]
 )
-def test_ctrl_c_is_one_line_and_exit_status_130(silent_firestore: str, name: str) -> None:
+def test_ctrl_c_is_one_line_and_exit_status_130(silent_firestore: socket.socket, name: str) -> None:
+    host = f"127.0.0.1:{silent_firestore.getsockname()[1]}"
     env = {
         **os.environ,
         "FIRESTORE_PROJECT_ID": "outbox-test",
-        "FIRESTORE_EMULATOR_HOST": silent_firestore,
+        "FIRESTORE_EMULATOR_HOST": host,
         "FIRESTORE_TIMEOUT_SECONDS": "60",
         "RELAY_FIRESTORE_TIMEOUT_SECONDS": "60",
         "DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/events",
@@ -116,9 +117,11 @@ def test_ctrl_c_is_one_line_and_exit_status_130(silent_firestore: str, name: str
     process = subprocess.Popen(
         [OUTBOX, *command(name)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
-    time.sleep(3)  # let it get as far as waiting on Firestore
+    # Interrupted once it waits on Firestore (it has connected), not while it starts up.
+    connection, _ = silent_firestore.accept()
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
+    connection.close()
     done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
     assert assert_fails_in_one_line(done, 130) == "error: interrupted"
 

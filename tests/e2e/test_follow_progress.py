@@ -41,9 +41,15 @@ def follow(
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert follower.stderr is not None
+    # Its start line means its SIGTERM handler is in place (start-up is slow on a busy machine).
+    first = [follower.stderr.readline()]
+    while first[-1] and "relay.follow_started" not in first[-1]:
+        first.append(follower.stderr.readline())
     time.sleep(seconds)
     follower.send_signal(signal.SIGTERM)
-    stdout, stderr = follower.communicate(timeout=30)
+    stdout, rest = follower.communicate(timeout=30)
+    stderr = "".join(first) + rest
     assert follower.returncode == 0, stderr
     assert "Traceback" not in stderr
     return json.loads(stdout), [json.loads(line) for line in stderr.splitlines()]
