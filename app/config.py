@@ -6,14 +6,17 @@ the value may be a secret.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
 
-from dotenv import dotenv_values, find_dotenv
+from dotenv import dotenv_values
 
 from app.errors import ConfigError
 from app.firestore_limits import check_collection_id
@@ -22,6 +25,9 @@ DEFAULT_DATABASE = "(default)"
 DEFAULT_ORDERS_COLLECTION = "orders"
 DEFAULT_OUTBOX_COLLECTION = "outbox"
 DEFAULT_FIRESTORE_TIMEOUT_SECONDS = 10.0
+# Read from the working directory only, never a parent's: a `.env` two directories up (another
+# project's) silently configuring this one would be the surprise.
+DOTENV_FILE = ".env"
 
 _HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(?P<port>\d{1,5})$")
 _PROJECT_ID = re.compile(r"^([a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$")
@@ -112,15 +118,39 @@ def _seconds(variable: str, text: str | None) -> float:
         raise ConfigError(f"{variable} must be a number of seconds, got {text!r}") from None
 
 
+def read_environment() -> Mapping[str, str]:
+    """A read-only snapshot of `os.environ` over `./.env` (the working directory's only; the
+    environment wins), read now. `app.configuration.Configuration` holds one per invocation."""
+    path = Path.cwd() / DOTENV_FILE
+    file_values = {}
+    if path.is_file():
+        file_values = {k: v for k, v in dotenv_values(path).items() if v is not None}
+    return MappingProxyType({**file_values, **os.environ})
+
+
+# Snapshots in use (innermost last): code that reads "the environment" without being handed a
+# snapshot (the log masking, a publisher's secrets) reads the invocation's, not `.env` again.
+_in_use: list[Mapping[str, str]] = []
+
+
+@contextlib.contextmanager
+def environment_in_use(environ: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, `env_reader()` (and every loader given no `environ`) reads `environ`."""
+    _in_use.append(environ)
+    try:
+        yield
+    finally:
+        _in_use.remove(environ)
+
+
 def env_reader(environ: Mapping[str, str] | None = None) -> Callable[[str], str | None]:
-    """A lookup over `environ`, or over `os.environ` on top of a `.env` file in the cwd.
+    """A lookup over `environ`; when None, over the snapshot in use (`environment_in_use`)
+    or else a fresh `read_environment()`.
 
     The lookup strips whitespace and turns empty values into None.
     """
     if environ is None:
-        dotenv_path = find_dotenv(usecwd=True)
-        file_values = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
-        environ = {**file_values, **os.environ}
+        environ = _in_use[-1] if _in_use else read_environment()
     values = environ
 
     def get(name: str) -> str | None:

@@ -11,6 +11,10 @@ Layout of the output (Function Compute mounts it at /code):
     python/                   the dependencies; s.yaml sets PYTHONPATH=/code/python
     build-info.json           what it was built for
 
+Only what the relay runs is shipped: the `outbox` command, the demo, the emulator manager, the
+test downstream, the reference consumer, the wire meter and the build tools stay out (`LEFT_OUT`),
+as does the CloudEvents SDK only they use.
+
 For Function Compute the dependencies are pip-installed for CPython 3.10 on
 manylinux2014_x86_64 (`--platform`, `--only-binary=:all:`), so native wheels such as grpcio
 match the python3.10 runtime whatever machine builds them. Dependencies published only as
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +41,25 @@ FC_PLATFORM = "manylinux2014_x86_64"
 DEPENDENCIES_DIR = "python"
 # Always in the package: the FC 2.0 publisher and the front door's answer encryption.
 BASE_EXTRAS = ("fc", "crypto")
+# What the relay never imports at run time: the operator and dev tools (the `outbox` command,
+# the demo, the emulator manager, the test downstream and the reference consumer behind it,
+# the wire meter) and this builder. Shipping them cost package size and cold-start time and
+# put tools meant for a laptop on the function (tests/e2e/test_deploy.py runs the handler
+# without them and checks they are absent).
+LEFT_OUT = (
+    "app/cli/",
+    "app/demo.py",
+    "app/emulator.py",
+    "app/receiver.py",
+    "app/request_limits.py",
+    "app/order_counter.py",
+    "app/metering.py",
+    "function_compute/build.py",
+    "function_compute/preview.py",
+)
+# Dependencies only the modules left out import (the reference consumer's CloudEvents SDK).
+# `requests` stays: google-api-core needs it anyway.
+TOOLS_ONLY_REQUIREMENTS = ("cloudevents",)
 
 
 def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = BASE_EXTRAS) -> Path:
@@ -66,7 +90,11 @@ def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = BASE_E
             ]
         _pip("install", "--no-compile", *target, *requirements)
         with zipfile.ZipFile(ours) as wheel:
-            members = [name for name in wheel.namelist() if name.split("/")[0] in PACKAGES]
+            members = [
+                name
+                for name in wheel.namelist()
+                if name.split("/")[0] in PACKAGES and not name.startswith(LEFT_OUT)
+            ]
             wheel.extractall(output, members)
     python = f"{sys.version_info.major}.{sys.version_info.minor}" if local else FC_PYTHON
     info = {
@@ -74,6 +102,7 @@ def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = BASE_E
         "platform": "local" if local else FC_PLATFORM,
         "requirements": requirements,
         "pythonpath": DEPENDENCIES_DIR,
+        "leftOut": list(LEFT_OUT),
     }
     (output / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
     return output
@@ -88,6 +117,9 @@ def _requirements(wheel: Path, extras: tuple[str, ...]) -> list[str]:
     for requirement in message.get_all("Requires-Dist") or []:
         spec, _, marker = requirement.partition(";")
         marker = marker.strip()
+        name = re.split(r"[^A-Za-z0-9._-]", spec.strip(), maxsplit=1)[0].lower()
+        if name in TOOLS_ONLY_REQUIREMENTS:
+            continue
         if not marker or any(marker == f'extra == "{extra}"' for extra in extras):
             chosen.append(spec.strip())
     return chosen
@@ -99,10 +131,24 @@ def _pip(*args: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m function_compute.build", description=__doc__)
-    parser.add_argument("--output", type=Path, default=ROOT / "build" / "fc")
+    # The module docstring is laid out by hand (a diagram, examples): keep its line breaks.
+    parser = argparse.ArgumentParser(
+        prog="python -m function_compute.build",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
-        "--local", action="store_true", help="build for this interpreter instead of FC python3.10"
+        "--output",
+        type=Path,
+        default=ROOT / "build" / "fc",
+        metavar="DIR",
+        help="the code directory to (re)create (default build/fc in the project)",
+    )
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        help="build for this interpreter instead of Function Compute's python3.10 on "
+        f"{FC_PLATFORM} (default: for Function Compute)",
     )
     parser.add_argument(
         "--extra",

@@ -13,11 +13,12 @@ import threading
 import time
 from typing import Any
 
-from app.config import Settings, load_settings
+from app.config import Settings
+from app.configuration import Configuration
 from app.errors import OutboxError
 from app.firestore_client import get_db_client
-from app.logs import configure_logging, configured_secrets, log_event
-from app.relay import Relay, RelayConfig, load_relay_config
+from app.logs import configure_logging, log_event
+from app.relay import Relay, RelayConfig
 from app.relay.factory import publisher_for
 from app.relay.publishers import Publisher
 
@@ -29,22 +30,31 @@ _cached: tuple[tuple[Settings, RelayConfig], Relay, Publisher] | None = None
 
 def initialize(context: Any) -> None:
     """Warm the Firestore client and the HTTP session before the first timer fires."""
-    configure_logging(configured_secrets())
-    try:
-        _relay()
-    except OutboxError as exc:  # each invocation reports it again
-        log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
+    configuration = Configuration.load()
+    with configuration.in_use():
+        configure_logging(configuration.secrets())
+        try:
+            _relay(configuration)
+        except OutboxError as exc:  # each invocation reports it again
+            log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
 
 
 def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[str, Any]:
     """Drain due outbox events; return (and log) the summary of this invocation."""
+    # Every invocation reads the configuration once (the environment and ./.env): the
+    # secrets to mask may have changed with it.
+    configuration = Configuration.load()
+    with configuration.in_use():
+        return _invoke(event, context, configuration)
+
+
+def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
     started = time.monotonic()
-    # Every invocation: the secrets to mask may have changed with the configuration.
-    configure_logging(configured_secrets())
+    configure_logging(configuration.secrets())
     trigger = _trigger(event)
     request_id = getattr(context, "request_id", None)
     try:
-        relay = _relay()
+        relay = _relay(configuration)
     except OutboxError as exc:
         summary: dict[str, Any] = {
             "status": "error",
@@ -60,7 +70,7 @@ def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[st
     return summary
 
 
-def _relay() -> Relay:
+def _relay(configuration: Configuration) -> Relay:
     """The relay for the current configuration, built once and reused while it holds.
 
     When the configuration changes, the old relay's publisher is closed: its keep-alive
@@ -69,7 +79,7 @@ def _relay() -> Relay:
     is not disturbed: urllib3 finishes a request in flight and closes its connection after.
     """
     global _cached
-    settings, config = load_settings(), load_relay_config()
+    settings, config = configuration.settings, configuration.relay()
     with _lock:
         if _cached is None or _cached[0] != (settings, config):
             logging.getLogger().setLevel(settings.log_level)

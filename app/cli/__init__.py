@@ -1,7 +1,10 @@
 """The `outbox` command. Each subcommand lives in its own module under `app.cli`.
 
 A command module exposes `register(commands)`, which adds its parser to the subparsers and
-sets `run=<function(args, settings) -> exit code>` as a default.
+sets `run=<function(args, settings) -> exit code>` as a default. `main` reads the
+configuration once (`args.config`, an `app.configuration.Configuration`, holds the rest of
+it) and runs the command through `app.cli.failures.run_guarded`, so every failure of every
+command, one added later included, ends in one `error:` line and a non-zero exit status.
 """
 
 from __future__ import annotations
@@ -10,14 +13,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
-
-from google.api_core import exceptions as google_exceptions
+from typing import NoReturn
 
 from app.cli import api, demo, emulator, inspect, purge, receiver, reconcile, relay, requeue, status
-from app.config import Settings, load_settings
-from app.deadline import UNANSWERED, error_class, firestore_host, unanswered
-from app.errors import OutboxError
-from app.logs import configure_logging, configured_secrets
+from app.cli.failures import run_guarded
+from app.configuration import Configuration
+from app.logs import configure_logging
 
 COMMANDS = (status, inspect, requeue, purge, relay, reconcile, demo, receiver, emulator, api)
 
@@ -25,34 +26,52 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="outbox", description="Operate a Firestore transactional outbox and its relay."
+    args = parser().parse_args(argv)
+    config: Configuration | None = None
+
+    def command() -> int:
+        nonlocal config
+        config = args.config = Configuration.load()
+        with config.in_use():
+            configure_logging(config.secrets(), config.settings.log_level)
+            code: int = args.run(args, config.settings)
+        return code
+
+    return run_guarded(
+        command,
+        debug=args.debug,
+        settings=lambda: config.settings if config else None,
+        secrets=lambda: config.secrets() if config else [],
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `outbox` parser with every command registered."""
+    root = _Parser(
+        prog="outbox",
+        description="Operate a Firestore transactional outbox and its relay. Settings come "
+        "from the environment and ./.env (see the README's Configuration).",
+        epilog="Run `outbox COMMAND --help` for a command's options and their defaults.",
+    )
+    root.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    root.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a failure, print the traceback before the one-line error",
+    )
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(commands)
-    args = parser.parse_args(argv)
-    settings: Settings | None = None
-    try:
-        settings = load_settings()
-        configure_logging(configured_secrets(), settings.log_level)
-        code: int = args.run(args, settings)
-        return code
-    except OutboxError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except google_exceptions.GoogleAPIError as exc:
-        assert settings is not None  # loading settings makes no Firestore call
-        print(f"error: {_firestore_error(settings, exc)}", file=sys.stderr)
-        return 1
+    return root
 
 
-def _firestore_error(settings: Settings, exc: google_exceptions.GoogleAPIError) -> str:
-    if isinstance(exc, UNANSWERED):
-        return unanswered(settings, exc)
-    # Firestore answered and refused: its class says why; its message is Firestore's, not ours.
-    return f"Firestore at {firestore_host(settings)} refused the request ({error_class(exc)})"
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its refusal as our one `error:` line (argparse starts it with the
+    program's name); subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
 
 
 def _version() -> str:

@@ -15,6 +15,13 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "demo",
         help="write orders on a local Firestore emulator, relay their events, show the deliveries",
+        description="The whole path on a Firestore emulator, told step by step on stdout: "
+        "orders and their events written in one batch, an idempotent retry, a conflicting "
+        "retry and invalid input refused, the relay's Function Compute handler delivering to "
+        "the reference receiver, and what the receiver applied once. Uses the emulator at "
+        "FIRESTORE_EMULATOR_HOST, or starts one (and stops it) when that is unset. Writes only "
+        "to collections of its own, demo-<run id>-*, so it is safe on an emulator that holds "
+        "other data, as often as you like.",
     )
     parser.add_argument(
         "--verbose",

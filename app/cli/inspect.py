@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.output import ops_client, print_json, warn
+from app.cli.failures import CommandFailed
+from app.cli.output import ops_client, print_json
 from app.config import Settings
 from app.ops import event_document
 
@@ -17,14 +18,13 @@ def register(commands: Any) -> None:
         description="Print one outbox event, every field, as JSON (timestamps in RFC 3339 "
         "UTC), with the document's _createTime and _updateTime.",
     )
-    parser.add_argument("event_id", metavar="EVENT_ID")
+    parser.add_argument("event_id", metavar="EVENT_ID", help="the event's id (its document id)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     document = event_document(ops_client(settings), settings.outbox_collection, args.event_id)
     if document is None:
-        warn(f"error: no event {args.event_id} in {settings.outbox_collection}")
-        return 1
+        raise CommandFailed(f"no event {args.event_id} in {settings.outbox_collection}")
     print_json(document)
     return 0

@@ -6,14 +6,12 @@ import argparse
 import datetime
 import re
 import signal
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.config import Settings
 from app.deadline import with_deadline
 from app.firestore_client import get_db_client
-from app.relay.config import read_seconds
 from app.relay.events import encode_json
 
 if TYPE_CHECKING:
@@ -62,9 +60,10 @@ def add_lock_timeout(parser: argparse.ArgumentParser) -> None:
 
 
 def lock_timeout(args: argparse.Namespace) -> float:
+    """`--lock-timeout`, else RELAY_LOCK_TIMEOUT_SECONDS from the invocation's configuration."""
     if args.lock_timeout is not None:
         return float(args.lock_timeout)
-    return read_seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0)
+    return float(args.config.seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0))
 
 
 def human(seconds: float) -> str:
@@ -98,10 +97,6 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: in
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         print("  ".join(line).rstrip())
-
-
-def warn(message: str) -> None:
-    print(message, file=sys.stderr)
 
 
 def wait_until_stopped() -> int:

@@ -6,13 +6,14 @@ import argparse
 import datetime
 from typing import Any
 
-from app.cli.output import duration, human, ops_client, utcnow, warn
+from app.cli.failures import CommandFailed
+from app.cli.output import duration, human, ops_client, utcnow
 from app.cli.progress import ProgressBar
 from app.config import Settings
 from app.ops import backfill_expiry, purge_processed
 from app.ops.purge import count_processed
 from app.ops.scan import PAGE_SIZE
-from app.relay.config import DEFAULT_RETENTION_SECONDS, read_seconds
+from app.relay.config import DEFAULT_RETENTION_SECONDS
 
 
 def register(commands: Any) -> None:
@@ -32,7 +33,12 @@ def register(commands: Any) -> None:
         metavar="DURATION",
         help="the retention, e.g. 7d or 36h (default OUTBOX_RETENTION_SECONDS, 7 days)",
     )
-    parser.add_argument("--batch-size", type=int, default=PAGE_SIZE, help="deletes per batch")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=PAGE_SIZE,
+        help=f"deletes per batch, 1 to {PAGE_SIZE} (default {PAGE_SIZE})",
+    )
     parser.add_argument("--set-expire-at", action="store_true", help="also backfill expireAt")
     parser.add_argument("--dry-run", action="store_true", help="count, write nothing")
     parser.set_defaults(run=run)
@@ -41,13 +47,11 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     retention = args.older_than
     if retention is None:
-        retention = read_seconds("OUTBOX_RETENTION_SECONDS", DEFAULT_RETENTION_SECONDS)
+        retention = args.config.seconds("OUTBOX_RETENTION_SECONDS", DEFAULT_RETENTION_SECONDS)
     if retention <= 0:
-        warn("error: the retention is 0 (keep for ever): pass --older-than DURATION")
-        return 2
+        raise CommandFailed("the retention is 0 (keep for ever): pass --older-than DURATION", 2)
     if not 1 <= args.batch_size <= PAGE_SIZE:
-        warn(f"error: --batch-size must be between 1 and {PAGE_SIZE}")
-        return 2
+        raise CommandFailed(f"--batch-size must be between 1 and {PAGE_SIZE}", 2)
     db, collection = ops_client(settings), settings.outbox_collection
     size, timeout = args.batch_size, settings.firestore_timeout_seconds
     cutoff = utcnow() - datetime.timedelta(seconds=retention)

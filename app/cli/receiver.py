@@ -8,7 +8,7 @@ from typing import Any
 from app.cli.output import wait_until_stopped
 from app.config import Settings
 from app.firestore_client import get_db_client
-from app.order_counter import OrderCounter, load_receiver_config
+from app.order_counter import OrderCounter
 from app.receiver import Receiver
 
 
@@ -17,19 +17,27 @@ def register(commands: Any) -> None:
         "receiver",
         help="serve the reference downstream: verify, deduplicate through the inbox, count "
         "orders per customer",
+        description="Serve the reference downstream consumer over HTTP until Ctrl-C: verify "
+        "each delivery's signature (RECEIVER_SIGNING_SECRET), apply it once through the "
+        "Firestore inbox (INBOX_COLLECTION) and count orders per customer "
+        "(RECEIVER_COUNTS_COLLECTION). Prints the URL to point DOWNSTREAM_SERVICE_URL at.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000, help="default: 8000; 0 picks one")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to listen on; 0 picks one (default 8000)"
+    )
     parser.add_argument(
         "--no-verify",
         action="store_true",
-        help="accept unsigned deliveries (local experiments only)",
+        help="accept unsigned deliveries, for local experiments only (default: verify)",
     )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    config = load_receiver_config(verify_signatures=not args.no_verify)
+    config = args.config.receiver(verify_signatures=not args.no_verify)
     counter = OrderCounter(get_db_client(settings), config)
     with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
         print(f"listening on {receiver.url}", flush=True)

@@ -37,7 +37,7 @@ def register(commands: Any) -> None:
         help="check orders and events created within this window (default 24h); keep it "
         "shorter than the retention",
     )
-    parser.add_argument("--limit", type=int, default=100, help="ids listed per kind")
+    parser.add_argument("--limit", type=int, default=100, help="ids listed per kind (default 100)")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     add_lock_timeout(parser)
     parser.set_defaults(run=run)

@@ -6,10 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from app.cli.output import ops_client
+from app.cli.failures import CommandFailed
+from app.cli.output import ops_client, print_table
 from app.cli.progress import ProgressBar
 from app.config import Settings
 from app.ops import plan_requeue, requeue
+from app.ops.requeue import preview
+
+DEFAULT_LIST = 20
 
 
 def register(commands: Any) -> None:
@@ -21,15 +25,32 @@ def register(commands: Any) -> None:
         "conditional on the event being unchanged since it was read.",
     )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("event_ids", nargs="*", metavar="EVENT_ID", default=[])
+    which.add_argument(
+        "event_ids", nargs="*", metavar="EVENT_ID", default=[], help="these events, by id"
+    )
     which.add_argument("--event-type", metavar="TYPE", help="every FAILED event of this type")
     which.add_argument("--all", action="store_true", help="every FAILED event")
-    parser.add_argument("--dry-run", action="store_true", help="count and list, write nothing")
-    parser.add_argument("--yes", action="store_true", help="do not ask on a terminal")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="count and list what would be requeued (id, attempts, lastError), write nothing",
+    )
+    parser.add_argument(
+        "--list",
+        type=int,
+        default=DEFAULT_LIST,
+        metavar="N",
+        help=f"with --dry-run: how many events to list, 0 to 500 (default {DEFAULT_LIST})",
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="do not ask on a terminal (default: ask)"
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if not 0 <= args.list <= 500:
+        raise CommandFailed("--list must be between 0 and 500", 2)
     db = ops_client(settings)
     collection = settings.outbox_collection
     plan = plan_requeue(db, collection, event_ids=args.event_ids, event_type=args.event_type)
@@ -38,6 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(f"{plan.matched} FAILED events to requeue")
     if args.dry_run or not plan.matched:
         if args.dry_run:
+            _list(plan, args.list)
             print("dry run: nothing written")
         return 0
     if sys.stdin.isatty() and not args.yes and not _confirmed(plan.matched):
@@ -50,6 +72,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     bar.close()
     print(f"requeued {done}" + (f"; {changed} changed meanwhile and left alone" if changed else ""))
     return 0
+
+
+def _list(plan: Any, limit: int) -> None:
+    """The first `limit` events the requeue would touch, and why each is there."""
+    rows = preview(plan, limit)
+    if rows:
+        print_table(("eventId", "attempts", "why: FAILED with lastError"), rows)
+    if plan.matched > len(rows):
+        print(f"... and {plan.matched - len(rows)} more")
 
 
 def _confirmed(count: int) -> bool:

@@ -86,3 +86,25 @@ def requeue(
         if on_page is not None:
             on_page(len(results))
     return done, changed
+
+
+# A lastError listed by a dry run is cut here: a table row per event stays one line.
+PREVIEW_ERROR_CHARS = 100
+
+
+def preview(plan: RequeuePlan, limit: int) -> list[tuple[str, Any, str]]:
+    """(eventId, attempts, lastError) of the first `limit` events `plan` would requeue;
+    reads at most one page past what it lists."""
+    rows: list[tuple[str, Any, str]] = []
+    for page in plan.snapshots():
+        for snapshot in page:
+            if len(rows) >= limit:
+                return rows
+            data = snapshot.to_dict() or {}
+            error = " ".join(str(data.get("lastError") or "(none)").split())
+            if len(error) > PREVIEW_ERROR_CHARS:
+                error = error[: PREVIEW_ERROR_CHARS - 3] + "..."
+            rows.append((snapshot.id, data.get("attempts", "?"), error))
+        if len(rows) >= limit:
+            break
+    return rows

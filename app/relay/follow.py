@@ -30,6 +30,7 @@ from google.api_core import exceptions as google_exceptions
 
 from app.logs import log_event
 from app.relay.core import Pipeline, Relay
+from app.relay.follow_progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
 from app.relay.leasing import look_for_due
 from app.relay.listener import Listener
 from app.relay.unscheduled import find_unscheduled
@@ -51,15 +52,14 @@ POLL_WHILE_DOWN_SECONDS = 1.0
 UNSCHEDULED_SCAN_LIMIT = 1000
 # How often a live subscription is looked at (an attribute read, no Firestore call).
 HEALTH_CHECK_SECONDS = 1.0
-_COUNTS = ("processed", "failed", "retried", "leased", "errors")
-_LISTENER_COUNTS = ("listenerDown", "resubscribed", "polls", "rereads")
 
 
 class Follower:
     """Runs `relay` in follow mode from `run()` until `stop()`; see the module docstring."""
 
-    def __init__(self, relay: Relay) -> None:
+    def __init__(self, relay: Relay, *, progress_seconds: float = DEFAULT_PROGRESS_SECONDS) -> None:
         self._relay = relay
+        self._progress_seconds = progress_seconds
         self._config = relay.config
         self._changed = threading.Event()
         self._stop = threading.Event()
@@ -74,10 +74,11 @@ class Follower:
         """Deliver until `stop()`; return the summary. A Firestore error is logged and the
         worker starts over after the listener's backoff instead of exiting."""
         stop = self._stop
-        started = time.monotonic()
         instance = instance_id or uuid.uuid4().hex
         tally: Counter[str] = Counter()
         size = min(self._config.batch_size, WINDOW)
+        progress = FollowProgress(instance, tally, self._progress_seconds)
+        progress.started(self._relay.store.collection.id, size, self._config.follow_poll_seconds)
         listener = Listener(
             self._relay.store,
             size,
@@ -89,7 +90,7 @@ class Follower:
             try:
                 while not stop.is_set():
                     try:
-                        self._follow(listener, instance, tally)
+                        self._follow(listener, instance, tally, progress)
                     except google_exceptions.GoogleAPIError as exc:
                         tally["errors"] += 1
                         log_event(
@@ -101,19 +102,17 @@ class Follower:
                             errorClass=type(exc).__name__,
                         )
                         listener.down("Firestore error", exc)
-                        stop.wait(max(0.0, listener.retry_at - time.monotonic()))
+                        while not stop.wait(_until(min(listener.retry_at, progress.next_at))):
+                            progress.tick(listener.up)
+                            if time.monotonic() >= listener.retry_at:
+                                break
             finally:
                 listener.close()
-        return {
-            "status": "ok",
-            "stoppedBy": "stop",
-            **{name: tally[name] for name in _COUNTS + _LISTENER_COUNTS},
-            **tally,
-            "instanceId": instance,
-            "durationMs": round((time.monotonic() - started) * 1000),
-        }
+        return progress.summary()
 
-    def _follow(self, listener: Listener, instance: str, tally: Counter[str]) -> None:
+    def _follow(
+        self, listener: Listener, instance: str, tally: Counter[str], progress: FollowProgress
+    ) -> None:
         relay, config, stop = self._relay, self._config, self._stop
         limit = config.batch_size
         tried: dict[str, datetime.datetime] = {}  # leased (or lost) at this update time
@@ -123,6 +122,7 @@ class Follower:
                 if not pipeline.in_flight.wait_below(limit, timeout=0.1):
                     continue  # still two batches in flight: look at stop again
                 listener.check()
+                progress.tick(listener.up, pipeline.settler.tally)
                 self._changed.clear()
                 resubscribe = not listener.subscribed and time.monotonic() >= listener.retry_at
                 if resubscribe or time.monotonic() >= next_poll:
@@ -144,7 +144,8 @@ class Follower:
                     continue
                 now = time.monotonic()
                 check_in = HEALTH_CHECK_SECONDS if listener.subscribed else listener.retry_at - now
-                self._changed.wait(max(0.0, min(wait, next_poll - now, check_in)))
+                progress_in = progress.next_at - now
+                self._changed.wait(max(0.0, min(wait, next_poll - now, check_in, progress_in)))
 
     def _poll(self, pipeline: Pipeline, listener: Listener, tried: dict[str, Any]) -> bool:
         """Deliver abandoned and due events found with the relay's due queries, on
@@ -173,6 +174,10 @@ class Follower:
             tried.update((d.id, d.update_time) for d in fresh)
             self._relay.deliver(pipeline, fresh)
         return len(due) == config.batch_size
+
+
+def _until(moment: float) -> float:
+    return max(0.0, moment - time.monotonic())
 
 
 def _due(

@@ -46,12 +46,16 @@ def local_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("package") / "fc", local=True)
 
 
-def run_package(package: Path, python: str, variables: dict[str, str]) -> dict[str, Any]:
+def run_package(
+    package: Path, python: str, variables: dict[str, str], runner: str = RUNNER, *args: str
+) -> dict[str, Any]:
+    """Run `runner` (the handler, by default) in a clean interpreter with only the package on
+    sys.path; the JSON of its last line."""
     info = json.loads((package / "build-info.json").read_text())
     dependencies = str(package / info["pythonpath"])
-    command = [python, "-I", "-S", "-W", "ignore::FutureWarning", "-c", RUNNER, str(package)]
+    command = [python, "-I", "-S", "-W", "ignore::FutureWarning", "-c", runner, str(package)]
     result = subprocess.run(
-        [*command, dependencies, json.dumps(FC_EVENT)],
+        [*command, dependencies, json.dumps(FC_EVENT), *args],
         env={"PATH": "/usr/bin:/bin", **variables},
         cwd=package,
         capture_output=True,
@@ -206,3 +210,39 @@ def test_every_variable_s_yaml_reads_is_documented() -> None:
         key, _, value = line.strip().partition(":")
         if re.fullmatch(r"[A-Z0-9_]*(SECRET|TOKEN|JSON|PASSWORD)[A-Z0-9_]*", key):
             assert value.strip().startswith("${env("), f"a literal secret? {line}"
+
+
+# The dev and operator tools, and what only they import: none may be in the package, and the
+# handler must run without them.
+TOOLS = ("app.cli", "app.demo", "app.emulator", "app.receiver", "app.metering", "cloudevents")
+TOOLS_RUNNER = """
+import importlib.util, json, sys, types
+code, pythonpath, event, tools = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+sys.path[:0] = [code, pythonpath]
+import function_compute.relay_handler as module
+context = types.SimpleNamespace(request_id="fc-req-2", function=types.SimpleNamespace(timeout=90))
+summary = module.handler(event.encode(), context)
+findable = [name for name in tools if importlib.util.find_spec(name) is not None]
+loaded = sorted(name for name in sys.modules if name.startswith(tuple(tools)))
+print(json.dumps({"summary": summary, "findable": findable, "loaded": loaded}))
+"""
+
+
+def test_the_package_holds_only_what_the_relay_runs(
+    local_package: Path, db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    files = {p.relative_to(local_package).as_posix() for p in local_package.rglob("*.py")}
+    ours = {f for f in files if f.startswith(("app/", "function_compute/"))}
+    assert "function_compute/relay_handler.py" in ours and "app/relay/core.py" in ours
+    for left_out in ("app/cli/__init__.py", "app/demo.py", "app/emulator.py", "app/receiver.py"):
+        assert left_out not in ours
+    assert not {"app/metering.py", "app/order_counter.py", "function_compute/build.py"} & ours
+    dists = {p.name.split("-")[0].lower() for p in (local_package / "python").glob("*.dist-info")}
+    assert "cloudevents" not in dists and "google_cloud_firestore" in dists
+
+    event_ids = add_orders(db, settings, 3)
+    variables = relay_environment(settings, receiver.url)
+    report = run_package(local_package, sys.executable, variables, TOOLS_RUNNER, ",".join(TOOLS))
+    assert (report["summary"]["status"], report["summary"]["processed"]) == ("ok", 3)
+    assert sorted(r.event_id for r in receiver.received) == event_ids
+    assert report["findable"] == [] and report["loaded"] == []

@@ -183,7 +183,21 @@ def test_requeue_dry_run_counts_and_writes_nothing(
     code, out, _ = run("requeue", "--all", "--dry-run")
 
     assert code == 0
-    assert out.splitlines() == ["3 FAILED events to requeue", "dry run: nothing written"]
+    assert out.splitlines() == [
+        "3 FAILED events to requeue",
+        "eventId  attempts  why: FAILED with lastError",
+        "f-422    1         rejected after attempt 1: HTTP 422",
+        "f-503a   5         gave up after attempt 5: HTTP 503: busy",
+        "f-503b   5         gave up after attempt 5: HTTP 503: busy",
+        "dry run: nothing written",
+    ]
+    # The list is bounded; the count still says how many.
+    code, out, _ = run("requeue", "--all", "--dry-run", "--list", "1")
+    assert out.splitlines()[2:] == [
+        "f-422    1         rejected after attempt 1: HTTP 422",
+        "... and 2 more",
+        "dry run: nothing written",
+    ]
     assert update_times(db, settings) == before
 
 

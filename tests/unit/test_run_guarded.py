@@ -1,0 +1,50 @@
+"""`run_guarded`: the one place every `outbox` command's failure becomes one `error:` line."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.cli.failures import EXIT_INTERRUPTED, CommandFailed, run_guarded
+from app.errors import ConfigError
+
+SECRET = "s3cr3t-token-abcdefghijklmnop"
+
+
+def fail(exc: BaseException) -> int:
+    raise exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "line"),
+    [
+        (ConfigError("LOG_LEVEL must be one of ..."), 2, "error: LOG_LEVEL must be one of ..."),
+        (CommandFailed("the relay run stopped: x"), 1, "error: the relay run stopped: x"),
+        (OSError(98, "Address already in use"), 1, "error: Address already in use"),
+        (KeyboardInterrupt(), EXIT_INTERRUPTED, "error: interrupted"),
+    ],
+)
+def test_each_failure_is_one_line_and_its_exit_status(
+    exc: BaseException, code: int, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_guarded(lambda: fail(exc)) == code
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_a_bug_is_one_masked_line_with_a_hint_and_debug_adds_the_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bug = RuntimeError(f"boom\nwith {SECRET} inside")
+    assert run_guarded(lambda: fail(bug), secrets=lambda: [SECRET]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (
+        "error: RuntimeError: boom with *** inside (run `outbox --debug ...` to see the traceback)"
+    )
+    assert run_guarded(lambda: fail(bug), debug=True, secrets=lambda: [SECRET]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback") and err.splitlines()[-1].startswith("error: RuntimeError")
+    assert SECRET not in err  # the traceback is masked too
+
+
+def test_a_command_that_succeeds_is_left_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_guarded(lambda: 0) == 0
+    assert capsys.readouterr().err == ""
