@@ -22,14 +22,19 @@ Requires-Dist: pytest>=8; extra == "dev"
 """
 
 
-def test_main_adds_each_named_extra_to_fc(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_main_adds_each_named_extra_to_the_base_extras(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(build, "build", lambda output, **options: calls.append(options) or output)
 
     build.main(["--output", str(tmp_path), "--extra", "rocketmq"])
     build.main(["--output", str(tmp_path), "--extra", "http"])
 
-    assert [call["extras"] for call in calls] == [("fc", "rocketmq"), ("fc", "http")]
+    assert [call["extras"] for call in calls] == [
+        (*build.BASE_EXTRAS, "rocketmq"),
+        (*build.BASE_EXTRAS, "http"),
+    ]
 
 
 def test_only_the_named_extras_requirements_are_installed(tmp_path: Path) -> None:
