@@ -10,8 +10,12 @@ from typing import Any
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
+from app.relay.amqp_fc3_checks import check_amqp, check_fc3
 from app.signing import parse_secrets
 from app.urls import url_problem
+
+# The publishers RELAY_PUBLISHER may name; app/relay/factory.py builds each.
+PUBLISHERS = ("http", "fc", "fc3", "amqp")
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -30,7 +34,7 @@ class RelayConfig:
     `RELAY_SIGNING_SECRET`, comma-separated; each delivery is signed with every one of them.
     """
 
-    publisher: str = "http"  # or "fc": invoke a Function Compute function
+    publisher: str = "http"  # or one of PUBLISHERS
     downstream_url: str | None = None
     max_attempts: int = 5
     lock_timeout_seconds: float = 300.0
@@ -52,6 +56,11 @@ class RelayConfig:
     fc_function: str | None = None
     fc_qualifier: str | None = None
     fc_invocation_type: str = "async"
+    # RELAY_PUBLISHER=amqp: the broker URL (with its password), exchange and routing key
+    # (None: each event's type); app/relay/amqp.py.
+    amqp_url: str | None = field(default=None, repr=False)
+    amqp_exchange: str = ""
+    amqp_routing_key: str | None = None
     access_key_id: str | None = None
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
@@ -67,8 +76,14 @@ class RelayConfig:
             _check_url("DOWNSTREAM_SERVICE_URL", self.downstream_url)
         elif self.publisher == "fc":
             self._check_fc()
+        elif self.publisher == "fc3":
+            check_fc3(self)
+        elif self.publisher == "amqp":
+            check_amqp(self)
         else:
-            raise ConfigError(f"RELAY_PUBLISHER must be http or fc, got {self.publisher!r}")
+            raise ConfigError(
+                f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
+            )
         _at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
         _at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
         if self.batch_size > MAX_WRITES_PER_BATCH:
@@ -166,6 +181,9 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         fc_function=get("RELAY_FC_FUNCTION"),
         fc_qualifier=get("RELAY_FC_QUALIFIER"),
         fc_invocation_type=(get("RELAY_FC_INVOCATION_TYPE") or "async").lower(),
+        amqp_url=get("RELAY_AMQP_URL"),
+        amqp_exchange=get("RELAY_AMQP_EXCHANGE") or "",
+        amqp_routing_key=get("RELAY_AMQP_ROUTING_KEY"),
         access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),

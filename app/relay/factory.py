@@ -21,6 +21,8 @@ def publisher_for(config: RelayConfig) -> Publisher:
     # A downstream may echo anything back in an error body, and errors become `lastError`:
     # every secret this process knows is masked there, as in the logs.
     secrets = [*configured_secrets(), *config.signing_secrets]
+    if config.publisher == "amqp":
+        return _amqp_publisher(config, signer, secrets)
     if config.publisher != "fc":
         url = str(config.downstream_url)
         return HttpPublisher(
@@ -52,6 +54,28 @@ def publisher_for(config: RelayConfig) -> Publisher:
         connect_timeout=connect,
         read_timeout=read,
         pool_size=pool,
+        signer=signer,
+        secrets=secrets,
+    )
+
+
+def _amqp_publisher(config: RelayConfig, signer: Signer | None, secrets: list[str]) -> Publisher:
+    try:
+        from app.relay.amqp import AmqpPublisher, AmqpTarget
+    except ImportError as exc:
+        raise ConfigError(
+            f"RELAY_PUBLISHER=amqp needs pika: pip install 'firestore-outbox[amqp]' ({exc})"
+        ) from None
+    target = AmqpTarget(
+        url=str(config.amqp_url),
+        exchange=config.amqp_exchange,
+        routing_key=config.amqp_routing_key,
+    )
+    return AmqpPublisher(
+        target,
+        connect_timeout=config.connect_timeout_seconds,
+        read_timeout=config.http_timeout_seconds,
+        pool_size=config.concurrency,
         signer=signer,
         secrets=secrets,
     )
