@@ -84,6 +84,7 @@ class AmqpPublisher:
         self._signer = signer
         self._mask = masker([*url_secrets(target.url), *secrets])
         self._idle: list[Link] = []
+        self._closed = False
         self._lock = threading.Lock()
         pika_logger = logging.getLogger("pika")
         if pika_logger.level == logging.NOTSET:  # its INFO is a line per connection and channel
@@ -104,13 +105,14 @@ class AmqpPublisher:
                 self._target.exchange, routing_key, delivery.body, properties, deadline
             )
         except LinkTimeout as exc:
-            return self._failure(Outcome.RETRY, f"timeout: AMQP: {exc}", link)
+            self._drop(link, deadline)
+            return self._failure(Outcome.RETRY, f"timeout: AMQP: {exc}")
         except LinkClosed as exc:
+            self._drop(link, deadline)
             outcome = Outcome.REJECTED if exc.reply_code == _TOO_LARGE else Outcome.CHANNEL
-            return self._failure(outcome, f"ConnectionError: AMQP: {exc}", link)
+            return self._failure(outcome, f"ConnectionError: AMQP: {exc}")
         except BaseException:
-            if link is not None:  # a bug or an interrupt: the link's state is unknown
-                link.close()
+            self._drop(link, deadline)  # a bug or an interrupt: the link's state is unknown
             raise
         self._give(link)
         if not confirm.acked:
@@ -122,8 +124,9 @@ class AmqpPublisher:
         return PublishResult.delivered()
 
     def close(self) -> None:
-        """Close the pooled connections."""
+        """Close the pooled connections; one in use is closed when its publish is over."""
         with self._lock:
+            self._closed = True
             idle, self._idle = self._idle, []
         for link in idle:
             link.close()
@@ -156,16 +159,23 @@ class AmqpPublisher:
                 break
             if time.monotonic() - link.last_used < MAX_IDLE_SECONDS and link.usable:
                 return link
-            link.close()
+            link.close(deadline)
         return Link(self._parameters, min(deadline, time.monotonic() + self._connect_timeout))
 
     def _give(self, link: Link) -> None:
         with self._lock:
-            self._idle.append(link)
+            if not self._closed:
+                self._idle.append(link)
+                return
+        link.close()
 
-    def _failure(self, outcome: Outcome, error: str, drop: Link | None = None) -> PublishResult:
-        if drop is not None:  # its state is unknown: never reused
-            drop.close()
+    @staticmethod
+    def _drop(link: Link | None, deadline: float) -> None:
+        """Close a link whose state is unknown (never reused), within the attempt's deadline."""
+        if link is not None:
+            link.close(deadline)
+
+    def _failure(self, outcome: Outcome, error: str) -> PublishResult:
         return PublishResult(outcome, bounded_error(error, self._mask))
 
 

@@ -71,7 +71,7 @@ class Link:
         try:
             self._wait(lambda: self._ready, deadline)
         except BaseException:
-            self.close()
+            self.close(deadline)
             raise
 
     @property
@@ -103,13 +103,16 @@ class Link:
         assert self._confirm is not None
         return self._confirm
 
-    def close(self) -> None:
-        """Close the connection, waiting at most `CLOSE_SECONDS`, and the I/O loop."""
+    def close(self, deadline: float | None = None) -> None:
+        """Close the connection, waiting for the broker at most `CLOSE_SECONDS` and never past
+        `deadline`, and the I/O loop. (A socket not closed by then is closed when collected.)"""
         connection = self._connection
+        until = time.monotonic() + CLOSE_SECONDS
+        until = until if deadline is None else min(until, deadline)
         try:
             if not (connection.is_closing or connection.is_closed):
                 connection.close()  # while still opening: drops the socket at once
-            self._drive(lambda: connection.is_closed, time.monotonic() + CLOSE_SECONDS)
+            self._drive(lambda: connection.is_closed, until)
         except pika.exceptions.AMQPError:
             pass  # closed, or left to the socket's finalizer
         finally:
