@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pika
@@ -16,7 +18,8 @@ from app.config import Settings
 from app.relay import Relay
 from app.relay.config import RelayConfig
 from app.relay.events import encode_json
-from tests.helpers import FAST, add_orders, outbox, run_until
+from function_compute.relay_handler import handler
+from tests.helpers import FAST, add_orders, as_function_environment, outbox, run_until
 from tests.rabbitmq import Broker, rabbitmq_node  # noqa: F401  (the `rabbitmq` fixture)
 
 pytestmark = pytest.mark.emulator
@@ -136,3 +139,39 @@ def test_a_broker_restart_in_the_middle_of_a_drain_loses_nothing(
 
     seen = consume_all(rabbitmq, queue)
     assert {message_id for message_id, _, _ in seen} == set(event_ids)  # duplicates allowed
+
+
+def test_the_function_compute_handler_publishes_to_amqp_from_its_environment(
+    rabbitmq: Broker,
+    db: firestore.Client,
+    settings: Settings,
+    unique: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    exchange, queue = declare(rabbitmq, unique)
+    event_ids = add_orders(db, settings, 3)
+    url = rabbitmq.url.replace("guest:guest", "guest:wr0ng-pa55word")
+    as_function_environment(
+        monkeypatch,
+        settings,
+        tmp_path,
+        RELAY_PUBLISHER="amqp",
+        RELAY_AMQP_URL=url,
+        RELAY_AMQP_EXCHANGE=exchange,
+        RELAY_AMQP_ROUTING_KEY="orders",
+    )
+    context = SimpleNamespace(request_id="req-amqp", function=SimpleNamespace(timeout=60))
+
+    refused = handler(b"", context)  # a wrong password: the channel, nothing spent
+    monkeypatch.setenv("RELAY_AMQP_URL", rabbitmq.url)
+    summary = handler(b"", context)
+
+    assert refused["stoppedBy"] == "channel" and refused["processed"] == 0, refused
+    assert summary["processed"] == 3, summary
+    assert sorted(message_id for message_id, _, _ in consume_all(rabbitmq, queue)) == event_ids
+    assert "wr0ng-pa55word" not in caplog.text
+    assert all(
+        "wr0ng-pa55word" not in str(d.get("lastError")) for d in outbox(db, settings).values()
+    )

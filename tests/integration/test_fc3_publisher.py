@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,8 +20,9 @@ from app.relay.fc3 import Fc3Publisher, Fc3Target, task_id
 from app.relay.publishers import Delivery, Outcome
 from app.signed_events import verify_event
 from app.signing import Signer
+from function_compute.relay_handler import handler
 from tests.fc3_server import Fc3Endpoint, error
-from tests.helpers import FAST, add_orders, outbox, run_until
+from tests.helpers import FAST, add_orders, as_function_environment, outbox, run_until
 
 SECRET, TOKEN = "fc3-s3cret-key", "sts-t0ken"
 FUNCTION = "on-order-created"
@@ -210,3 +213,36 @@ def test_the_relay_delivers_through_fc3_and_an_answer_lost_after_fc_took_the_tas
     assert sorted(json.loads(i.body)["id"] for i in endpoint.invocations.values()) == event_ids
     assert endpoint.refused == ["AsyncTaskAlreadyExist"] * 5  # each retry: a duplicate task
     assert {d["attempts"] for d in outbox(db, settings).values()} == {2}
+
+
+@pytest.mark.emulator
+def test_the_function_compute_handler_invokes_fc3_from_its_environment(
+    fc3: tuple[Fc3Endpoint, str],
+    db: firestore.Client,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    endpoint, url = fc3
+    endpoint.security_token = TOKEN
+    event_ids = add_orders(db, settings, 3)
+    as_function_environment(
+        monkeypatch,
+        settings,
+        tmp_path,
+        RELAY_PUBLISHER="fc3",
+        RELAY_FC_ENDPOINT=url,
+        RELAY_FC_FUNCTION=FUNCTION,
+        RELAY_FC_QUALIFIER="prod",
+        ALIBABA_CLOUD_ACCESS_KEY_ID="AKID",
+        ALIBABA_CLOUD_ACCESS_KEY_SECRET=SECRET,
+        ALIBABA_CLOUD_SECURITY_TOKEN=TOKEN,
+    )
+    context = SimpleNamespace(request_id="req-fc3", function=SimpleNamespace(timeout=60))
+
+    summary = handler(b"", context)
+
+    assert summary["processed"] == 3, summary
+    invocations = endpoint.invocations.values()
+    assert sorted(json.loads(i.body)["id"] for i in invocations) == event_ids
+    assert {i.qualifier for i in invocations} == {"prod"}
