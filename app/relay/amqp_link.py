@@ -49,7 +49,7 @@ class Confirm:
 
 class Link:
     """Opens a connection and a confirm channel by `deadline` (`time.monotonic()`), or raises
-    `LinkClosed(opened=False)` / `LinkTimeout`."""
+    `LinkClosed(opened=False)` (refused, unreachable, login refused, no answer in time)."""
 
     def __init__(self, parameters: pika.ConnectionParameters, deadline: float) -> None:
         self._loop = IOLoop()
@@ -70,6 +70,10 @@ class Link:
         )
         try:
             self._wait(lambda: self._ready, deadline)
+        except LinkTimeout:
+            # Nothing was published on it: like a refused connection, the channel's fault.
+            self.close(deadline)
+            raise LinkClosed("timeout: no AMQP connection by the deadline", opened=False) from None
         except BaseException:
             self.close(deadline)
             raise

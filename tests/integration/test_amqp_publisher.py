@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -235,3 +236,21 @@ def test_after_close_no_connection_stays_open(rabbitmq: Broker, unique: str) -> 
     assert amqp._idle == []
     assert amqp.publish(event(2)).outcome is Outcome.DELIVERED  # still usable: a new link
     assert amqp._idle == []  # given back after close: closed, not pooled
+
+
+def test_a_server_that_never_speaks_amqp_is_the_channels_fault_by_the_connect_timeout() -> None:
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # connections complete in the backlog; nobody ever answers
+    url = f"amqp://guest:guest@127.0.0.1:{silent.getsockname()[1]}/%2F"
+    amqp = AmqpPublisher(AmqpTarget(url=url), connect_timeout=0.5, read_timeout=5)
+    try:
+        started = time.monotonic()
+        result = amqp.publish(DELIVERY)
+        waited = time.monotonic() - started
+    finally:
+        silent.close()
+
+    assert result.outcome is Outcome.CHANNEL
+    assert result.error is not None and "no AMQP connection by the deadline" in result.error
+    assert waited < 2.0  # the connect timeout, not the 5.5 s attempt bound
