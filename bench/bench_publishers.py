@@ -77,15 +77,14 @@ def rabbitmq_queue() -> Iterator[str | None]:
     rabbitmq-server is not installed."""
     import pika
 
-    from tests.rabbitmq import Broker, server_command
+    from tests.rabbitmq import server_command, started
 
     command = server_command()
     if command is None:
         yield None
         return
     with tempfile.TemporaryDirectory(prefix="bench-rabbitmq-") as directory:
-        broker = Broker(command, Path(directory))
-        broker.start()
+        broker = started(command, Path(directory))
         try:
             with pika.BlockingConnection(broker.parameters()) as connection:
                 connection.channel().queue_declare("bench", durable=True)

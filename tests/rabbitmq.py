@@ -44,6 +44,7 @@ class Broker:
     def __init__(self, command: str, directory: Path) -> None:
         self.command = command
         self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.url = f"amqp://guest:guest@127.0.0.1:{self.port}/%2F"
         self._process: subprocess.Popen[bytes] | None = None
@@ -152,9 +153,23 @@ def rabbitmq_node() -> Iterator[Broker]:
     if command is None:
         pytest.skip("rabbitmq-server is not installed: apt-get install rabbitmq-server")
     with tempfile.TemporaryDirectory(prefix="outbox-rabbitmq-") as directory:
-        broker = Broker(command, Path(directory))
-        broker.start()
+        broker = started(command, Path(directory))
         try:
             yield broker
         finally:
             broker.stop()
+
+
+def started(command: str, directory: Path, tries: int = 3) -> Broker:
+    """A started node in a fresh subdirectory of `directory`; tried again on new ports when
+    it exits at start (a free port taken by another process in between, say)."""
+    for attempt in range(1, tries + 1):
+        broker = Broker(command, directory / f"node-{attempt}")
+        try:
+            broker.start()
+            return broker
+        except RuntimeError:
+            broker.stop()
+            if attempt == tries:
+                raise
+    raise AssertionError("unreachable")

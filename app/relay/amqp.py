@@ -32,6 +32,7 @@ import pika
 from pika.spec import BasicProperties
 
 from app.masking import masker
+from app.relay.amqp_address import parameters_for
 from app.relay.amqp_link import Link, LinkClosed, LinkTimeout
 from app.relay.publishers import (
     Delivery,
@@ -76,9 +77,6 @@ class AmqpPublisher:
         secrets: Iterable[str] = (),
     ) -> None:
         self._target = target
-        self._parameters = pika.URLParameters(target.url)
-        self._parameters.socket_timeout = connect_timeout
-        self._parameters.stack_timeout = connect_timeout
         self._connect_timeout = connect_timeout
         self._bound = connect_timeout + read_timeout
         self._signer = signer
@@ -160,7 +158,9 @@ class AmqpPublisher:
             if time.monotonic() - link.last_used < MAX_IDLE_SECONDS and link.usable:
                 return link
             link.close(deadline)
-        return Link(self._parameters, min(deadline, time.monotonic() + self._connect_timeout))
+        connected_by = min(deadline, time.monotonic() + self._connect_timeout)
+        parameters = parameters_for(self._target.url, self._connect_timeout, connected_by)
+        return Link(parameters, connected_by)
 
     def _give(self, link: Link) -> None:
         with self._lock:

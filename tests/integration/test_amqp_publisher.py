@@ -16,6 +16,7 @@ from standardwebhooks.webhooks import Webhook
 from app.relay.amqp import AmqpPublisher, AmqpTarget
 from app.relay.publishers import Delivery, Outcome
 from app.signing import Signer
+from tests.integration.test_dns_deadline import SlowResolver
 from tests.rabbitmq import Broker, rabbitmq_node  # noqa: F401  (the `rabbitmq` fixture)
 
 SECRET = "whsec_" + "c2VjcmV0LXNlY3JldC1zZWNyZXQ="
@@ -34,6 +35,16 @@ def channel(rabbitmq: Broker) -> Iterator[BlockingChannel]:
         yield connection.channel()
     finally:
         connection.close()
+
+
+@pytest.fixture
+def names(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowResolver]:
+    """`socket.getaddrinfo` answering the names a test gives it (`tests/integration/
+    test_dns_deadline.py`), every other name as the real resolver does."""
+    fake = SlowResolver(socket.getaddrinfo)
+    monkeypatch.setattr(socket, "getaddrinfo", fake)
+    yield fake
+    fake.release()
 
 
 def queue_on(channel: BlockingChannel, unique: str, *keys: str, **arguments: object) -> str:
@@ -254,3 +265,32 @@ def test_a_server_that_never_speaks_amqp_is_the_channels_fault_by_the_connect_ti
     assert result.outcome is Outcome.CHANNEL
     assert result.error is not None and "no AMQP connection by the deadline" in result.error
     assert waited < 2.0  # the connect timeout, not the 5.5 s attempt bound
+
+
+def test_the_broker_name_is_looked_up_on_the_relays_pool_and_the_address_used(
+    rabbitmq: Broker, channel: BlockingChannel, unique: str, names: SlowResolver
+) -> None:
+    queue = queue_on(channel, unique, "k")
+    names.names["broker.test"] = (0.0, "127.0.0.1")
+    url = rabbitmq.url.replace("127.0.0.1", "broker.test")
+
+    assert publisher(url, f"x-{unique}", "k").publish(DELIVERY).outcome is Outcome.DELIVERED
+
+    assert names.asked == ["broker.test"]
+    assert take(channel, queue)[0].message_id == "e-7"
+
+
+def test_a_hanging_lookup_of_the_broker_name_is_the_channels_fault_by_the_deadline(
+    names: SlowResolver,
+) -> None:
+    names.names["hangs.test"] = (0.0, None)
+    target = AmqpTarget(url="amqp://guest:guest@hangs.test:5672/%2F")
+    amqp = AmqpPublisher(target, connect_timeout=0.5, read_timeout=5)
+
+    started = time.monotonic()
+    result = amqp.publish(DELIVERY)
+    waited = time.monotonic() - started
+
+    assert result.outcome is Outcome.CHANNEL
+    assert result.error is not None and "DNS: hangs.test" in result.error
+    assert waited < 2.0  # the connect timeout, however long the resolver hangs
