@@ -126,7 +126,7 @@ def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
 def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The secrets set in `environ` (default: the environment over `.env`): the secret
     variables, each signing secret, the private key of the service-account key, the
-    downstream URL's token."""
+    downstream URL's token, the AMQP broker URL's password."""
     get = env_reader(environ)
     secrets = [value for value in map(get, SECRET_VARIABLES) if value]
     for value in map(get, SECRET_LIST_VARIABLES):
@@ -141,9 +141,9 @@ def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
         except OSError:
             key_text = None
     secrets += _key_secrets(key_text)
-    url = get("DOWNSTREAM_SERVICE_URL")
-    if url:
-        secrets += url_secrets(url)
+    for url in (get("DOWNSTREAM_SERVICE_URL"), get("RELAY_AMQP_URL")):
+        if url:
+            secrets += url_secrets(url)
     return secrets
 
 

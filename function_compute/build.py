@@ -154,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         "--extra",
         action="append",
         default=[],
-        help="also install this optional extra (repeatable); s.yaml passes RELAY_PUBLISHER, "
-        "and a publisher without an extra of its own (http) adds nothing",
+        help="also install this optional extra (repeatable; default: none beyond fc and "
+        "crypto); s.yaml passes RELAY_PUBLISHER, and a publisher without an extra of its own "
+        "(http, mns, fc3) adds nothing",
     )
     args = parser.parse_args(argv)
     output = build(args.output, local=args.local, extras=(*BASE_EXTRAS, *args.extra))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
+import pytest
 from google.cloud import firestore
 
 from app.config import Settings
@@ -141,3 +144,17 @@ def publish_together(
     with ThreadPoolExecutor(len(deliveries)) as pool:
         results = list(pool.map(one, deliveries))
     return {d.event_id: r for d, r in zip(deliveries, results, strict=True)}
+
+
+def as_function_environment(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings, directory: Path, **relay_variables: str
+) -> None:
+    """Only the variables a deployed relay function would see (`relay_environment`, with
+    `relay_variables`), in `directory` as the working directory (no `.env` file there)."""
+    for name in list(os.environ):
+        if name.startswith(("FIRESTORE_", "RELAY_", "DOWNSTREAM_", "OUTBOX_", "ALIBABA_")):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(directory)
+    unused = "http://127.0.0.1:9/unused"
+    for name, value in relay_environment(settings, unused, **relay_variables).items():
+        monkeypatch.setenv(name, value)

@@ -10,12 +10,13 @@ from typing import Any
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
+from app.relay.amqp_fc3_checks import check_amqp, check_fc3
 from app.relay.target_checks import check_eventbridge, check_mns, check_rocketmq, flag
 from app.signing import parse_secrets
 from app.urls import url_problem
 
 # The publishers RELAY_PUBLISHER may name; app/relay/factory.py builds each.
-PUBLISHERS = ("http", "fc", "mns", "eventbridge", "rocketmq")
+PUBLISHERS = ("http", "fc", "fc3", "amqp", "mns", "eventbridge", "rocketmq")
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -34,7 +35,7 @@ class RelayConfig:
     `RELAY_SIGNING_SECRET`, comma-separated; each delivery is signed with every one of them.
     """
 
-    publisher: str = "http"  # or "fc": invoke a Function Compute function
+    publisher: str = "http"  # or one of PUBLISHERS
     downstream_url: str | None = None
     max_attempts: int = 5
     lock_timeout_seconds: float = 300.0
@@ -71,6 +72,11 @@ class RelayConfig:
     rocketmq_namespace: str | None = None
     rocketmq_access_key: str | None = None
     rocketmq_secret_key: str | None = field(default=None, repr=False)
+    # RELAY_PUBLISHER=amqp: the broker URL (with its password), exchange and routing key
+    # (None: each event's type); app/relay/amqp.py.
+    amqp_url: str | None = field(default=None, repr=False)
+    amqp_exchange: str = ""
+    amqp_routing_key: str | None = None
     access_key_id: str | None = None
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
@@ -92,6 +98,10 @@ class RelayConfig:
             check_eventbridge(self)
         elif self.publisher == "rocketmq":
             check_rocketmq(self)
+        elif self.publisher == "fc3":
+            check_fc3(self)
+        elif self.publisher == "amqp":
+            check_amqp(self)
         else:
             raise ConfigError(
                 f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
@@ -205,6 +215,9 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         rocketmq_namespace=get("RELAY_ROCKETMQ_NAMESPACE"),
         rocketmq_access_key=get("RELAY_ROCKETMQ_ACCESS_KEY"),
         rocketmq_secret_key=get("RELAY_ROCKETMQ_SECRET_KEY"),
+        amqp_url=get("RELAY_AMQP_URL"),
+        amqp_exchange=get("RELAY_AMQP_EXCHANGE") or "",
+        amqp_routing_key=get("RELAY_AMQP_ROUTING_KEY"),
         access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),

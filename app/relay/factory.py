@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.errors import ConfigError
 from app.logs import configured_secrets
 from app.relay.config import RelayConfig
@@ -25,6 +27,10 @@ def publisher_for(config: RelayConfig) -> Publisher:
         from app.relay.message_services import message_service_publisher
 
         return message_service_publisher(config, signer, secrets)
+    if config.publisher == "amqp":
+        return _amqp_publisher(config, signer, secrets)
+    if config.publisher == "fc3":
+        return _fc3_publisher(config, signer, secrets)
     if config.publisher != "fc":
         url = str(config.downstream_url)
         return HttpPublisher(
@@ -59,3 +65,43 @@ def publisher_for(config: RelayConfig) -> Publisher:
         signer=signer,
         secrets=secrets,
     )
+
+
+def _amqp_publisher(config: RelayConfig, signer: Signer | None, secrets: list[str]) -> Publisher:
+    try:
+        from app.relay.amqp import AmqpPublisher, AmqpTarget
+    except ImportError as exc:
+        raise ConfigError(
+            f"RELAY_PUBLISHER=amqp needs pika: pip install 'firestore-outbox[amqp]' ({exc})"
+        ) from None
+    target = AmqpTarget(
+        url=str(config.amqp_url),
+        exchange=config.amqp_exchange,
+        routing_key=config.amqp_routing_key,
+    )
+    return AmqpPublisher(target, **_options(config, signer, secrets))
+
+
+def _fc3_publisher(config: RelayConfig, signer: Signer | None, secrets: list[str]) -> Publisher:
+    from app.relay.fc3 import Fc3Publisher, Fc3Target  # standard library only: no extra
+
+    target = Fc3Target(
+        endpoint=str(config.fc_endpoint),
+        function=str(config.fc_function),
+        qualifier=config.fc_qualifier,
+        access_key_id=str(config.access_key_id),
+        access_key_secret=str(config.access_key_secret),
+        security_token=config.security_token,
+    )
+    return Fc3Publisher(target, **_options(config, signer, secrets))
+
+
+def _options(config: RelayConfig, signer: Signer | None, secrets: list[str]) -> dict[str, Any]:
+    """What every publisher is built with: its timeouts, pool, signer and secrets to mask."""
+    return {
+        "connect_timeout": config.connect_timeout_seconds,
+        "read_timeout": config.http_timeout_seconds,
+        "pool_size": config.concurrency,
+        "signer": signer,
+        "secrets": secrets,
+    }

@@ -18,7 +18,6 @@ Function Compute.
 from __future__ import annotations
 
 import email.utils
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
@@ -26,6 +25,7 @@ from urllib.parse import quote, urlsplit
 from fc2.auth import Auth
 
 from app.relay.answers import Answer
+from app.relay.fc_shared import CHANNEL_ERRORS, error_code, structured_cloudevent
 from app.relay.http import USER_AGENT, HttpTransport
 from app.relay.publishers import (
     Delivery,
@@ -35,7 +35,7 @@ from app.relay.publishers import (
     cloudevent_attributes,
     header_value,
 )
-from app.signing import Signature, Signer
+from app.signing import Signer
 
 API_VERSION = "2016-08-15"
 
@@ -111,48 +111,10 @@ class FcPublisher:
         self._transport.close()
 
 
-def structured_cloudevent(delivery: Delivery, signature: Signature | None = None) -> bytes:
-    """The delivery as one CloudEvents 1.0 JSON document, its data spliced in unparsed, last."""
-    envelope = cloudevent_attributes(delivery)
-    if signature is not None:
-        envelope.update(signature.attributes())
-    head = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))[:-1]
-    return head.encode() + b',"data":' + delivery.body + b"}"
-
-
-# Function Compute's error codes that say the invocation cannot work however often it is tried
-# (credentials, permission, a function or version that is not there), whatever the status.
-_CHANNEL_ERRORS = frozenset(
-    {
-        "AccessDenied",
-        "InvalidAccessKeyId",
-        "SignatureNotMatch",
-        "InvalidSecurityToken",
-        "SecurityTokenExpired",
-        "RequestTimeTooSkewed",
-        "ServiceNotFound",
-        "FunctionNotFound",
-        "AliasNotFound",
-        "VersionNotFound",
-        "QualifierNotFound",
-    }
-)
-
-
 def _outcome(answer: Answer) -> Outcome:
     outcome = classify_status(answer.status)
     if outcome is Outcome.DELIVERED and answer.headers.get("X-Fc-Error-Type"):
         return Outcome.RETRY  # the function ran and failed
-    if outcome is not Outcome.DELIVERED and _error_code(answer.excerpt) in _CHANNEL_ERRORS:
+    if outcome is not Outcome.DELIVERED and error_code(answer.excerpt) in CHANNEL_ERRORS:
         return Outcome.CHANNEL
     return outcome
-
-
-def _error_code(excerpt: str) -> str | None:
-    """`ErrorCode` of an FC error body (`{"ErrorCode": ..., "ErrorMessage": ...}`)."""
-    try:
-        body = json.loads(excerpt)
-    except ValueError:
-        return None
-    code = body.get("ErrorCode") if isinstance(body, dict) else None
-    return code if isinstance(code, str) else None
