@@ -40,7 +40,6 @@ from app.uow import FirestoreUnitOfWork
 
 HERE = Path(__file__).resolve().parent
 PROJECT = "bench-outbox"
-COLLECTION = "outbox"
 
 
 @contextmanager
@@ -121,9 +120,7 @@ def peak_memory(args: argparse.Namespace, settings: Settings) -> list[dict[str, 
     rows = []
     for backlog in args.memory_backlogs:
         reset_emulator(str(settings.emulator_host), PROJECT)
-        seeder = get_db_client(settings)
-        seed(seeder, COLLECTION, backlog)
-        seeder.close()
+        seed(settings, backlog)
         with downstream(0) as down:
             command = [
                 sys.executable,

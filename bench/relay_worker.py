@@ -2,11 +2,12 @@
 
     python bench/relay_worker.py '{"runner": "relay", "emulator": "127.0.0.1:8080", ...}'
 
-Builds its Firestore client (metered on the wire, `app.metering`) and relay, prints
-`{"ready": ...}`, waits for a line on stdin (so that start-up stays outside the timing and
-concurrent relays start together), drains until its relay finds nothing due, then prints one
-JSON line: wall-clock start and end, the process's CPU seconds over the drain, the documents
-read and written, and the relay's summary counts summed over its runs.
+Writes the backlog first when told to (`"seed": n`, with the `app` it imports), builds its
+Firestore client (metered on the wire, `app.metering`) and relay, prints `{"ready": ...}`,
+waits for a line on stdin (so that start-up stays outside the timing and concurrent relays
+start together), drains until its relay finds nothing due, then prints one JSON line:
+wall-clock start and end, the process's CPU seconds over the drain, the documents read and
+written, and the relay's summary counts summed over its runs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import Counter
 from typing import Any
 
 from reference_loop import run_reference
+from workloads import seed
 
 import app
 from app.config import Settings
@@ -45,6 +47,8 @@ def drain_relay(db: Any, settings: Settings, spec: dict[str, Any]) -> Counter[st
 def main() -> None:
     spec = json.loads(sys.argv[1])
     settings = Settings(project_id=spec["project"], emulator_host=spec["emulator"])
+    if spec.get("seed"):  # on a client of its own: not metered
+        seed(Settings(project_id=spec["project"], emulator_host=spec["seedEmulator"]), spec["seed"])
     db = get_db_client(settings)
     counts = meter(db)
     print(json.dumps({"ready": True, "app": app.__file__}), flush=True)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from variants import Variant
-from workloads import seed
 
 from app.config import Settings
 from app.emulator import reset_emulator
@@ -97,16 +96,24 @@ def round_trip_ms(host: str, samples: int = 15) -> float:
     return statistics.median(times)
 
 
-def start_workers(
-    stack: ExitStack, count: int, spec: dict[str, Any], pythonpath: Path | None
-) -> list[subprocess.Popen[str]]:
+def tree_env(pythonpath: Path | None) -> dict[str, str]:
+    """The environment of a process that must import `app` from `pythonpath` (None: ours)."""
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))
+    return env
+
+
+def start_workers(
+    stack: ExitStack, count: int, spec: dict[str, Any], pythonpath: Path | None
+) -> list[subprocess.Popen[str]]:
+    env = tree_env(pythonpath)
     workers = []
-    for _ in range(count):
+    for n in range(count):
+        # The first worker writes the backlog (with its own code) before it says it is ready.
+        own = {**spec, "seed": spec["seed"] if n == 0 else 0}
         worker = subprocess.Popen(
-            [sys.executable, str(HERE / "relay_worker.py"), json.dumps(spec)],
+            [sys.executable, str(HERE / "relay_worker.py"), json.dumps(own)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -133,9 +140,6 @@ def run(
 ) -> dict[str, Any]:
     """Drain a fresh backlog of `events` with `scenario.relays` processes of `variant`."""
     reset_emulator(emulator, PROJECT)
-    seeder = get_db_client(Settings(project_id=PROJECT, emulator_host=emulator))
-    seed(seeder, "outbox", events)
-    seeder.close()
     row: dict[str, Any] = {"variant": name, "scenario": scenario.name, "relays": scenario.relays}
     with ExitStack() as stack:
         tally = stack.enter_context(downstream(scenario.downstream_ms))
@@ -144,8 +148,10 @@ def run(
             delay = f"--delay-ms={scenario.firestore_rtt_ms / 2}"
             host, _ = stack.enter_context(helper("latency_proxy.py", f"--target={emulator}", delay))
             row["addedRttMs"] = round(round_trip_ms(host) - round_trip_ms(emulator), 1)
-        spec = {"runner": variant.runner, "emulator": host, "project": PROJECT, "url": tally["url"]}
-        workers = start_workers(stack, scenario.relays, {**spec, "config": config}, pythonpath)
+        spec: dict[str, Any] = {"runner": variant.runner, "emulator": host, "project": PROJECT}
+        # The backlog is written straight to the emulator, not through the slow link.
+        spec.update(url=tally["url"], config=config, seed=events, seedEmulator=emulator)
+        workers = start_workers(stack, scenario.relays, spec, pythonpath)
         for worker in workers:  # all at once: they race for one backlog
             worker.stdin.write("go\n")  # type: ignore[union-attr]
             worker.stdin.flush()  # type: ignore[union-attr]

@@ -1,50 +1,50 @@
-"""The benchmark's backlog: due PENDING events shaped as `OutboxRepository.add` writes them."""
+"""The benchmark's backlog: due PENDING events written by the app's own `uow.outbox.add`.
+
+    python bench/workloads.py EMULATOR_HOST PROJECT COUNT
+
+The harness runs this with the `PYTHONPATH` of the variant it measures next, so that each
+relay drains events shaped as its own code writes them (a relay that heals older documents
+would otherwise pay for healing in the benchmark).
+"""
 
 from __future__ import annotations
 
-import uuid
-from typing import TYPE_CHECKING, Any
+import sys
 
-from google.cloud.firestore import SERVER_TIMESTAMP
-from google.cloud.firestore_v1.bulk_batch import BulkWriteBatch
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.uow import FirestoreUnitOfWork
 
-if TYPE_CHECKING:
-    from google.cloud.firestore import Client
-
-SEED_BATCH = 500  # the most writes one BatchWrite takes
+SEED_BATCH = 500  # events per unit of work: the most writes one batch takes
 
 
-def pending_event(event_id: str, order_id: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """An `OrderCreated` outbox document as `OutboxRepository.add` writes it, due at once."""
-    return {
-        "eventId": event_id,
-        "eventType": "OrderCreated",
-        "aggregateType": "order",
-        "aggregateId": order_id,
-        "payload": payload,
-        "status": "PENDING",
-        "attempts": 0,
-        "createdAt": SERVER_TIMESTAMP,
-        "updatedAt": SERVER_TIMESTAMP,
-        "nextAttemptAt": SERVER_TIMESTAMP,
-        "processingInstanceId": None,
-        "processedAt": None,
-        "lastError": None,
-    }
-
-
-def seed(db: Client, collection: str, count: int) -> None:
-    """`count` due PENDING events shaped as `OutboxRepository.add` writes them."""
-    outbox = db.collection(collection)
+def seed(settings: Settings, count: int) -> None:
+    """`count` due `OrderCreated` events, each of an aggregate of its own."""
+    db = get_db_client(settings)
     for start in range(0, count, SEED_BATCH):
-        batch = BulkWriteBatch(db)
-        for n in range(start, min(count, start + SEED_BATCH)):
-            event_id = str(uuid.uuid4())
-            order_id = f"order-{n}"
-            payload = {
-                "orderId": order_id,
-                "customerId": f"customer-{n}",
-                "items": [{"productId": "sku-1", "quantity": 1 + n % 5}],
-            }
-            batch.create(outbox.document(event_id), pending_event(event_id, order_id, payload))
-        batch.commit()
+        with FirestoreUnitOfWork(db, settings) as uow:
+            for n in range(start, min(count, start + SEED_BATCH)):
+                order_id = f"order-{n}"
+                payload = {
+                    "orderId": order_id,
+                    "customerId": f"customer-{n}",
+                    "items": [{"productId": "sku-1", "quantity": 1 + n % 5}],
+                }
+                uow.outbox.add(
+                    {
+                        "eventType": "OrderCreated",
+                        "aggregateType": "order",
+                        "aggregateId": order_id,
+                        "payload": payload,
+                    }
+                )
+    db.close()
+
+
+def main() -> None:
+    host, project, count = sys.argv[1:4]
+    seed(Settings(project_id=project, emulator_host=host), int(count))
+
+
+if __name__ == "__main__":
+    main()
