@@ -32,7 +32,7 @@ from typing import Any
 
 from runs import SCENARIOS, Scenario, run
 from targets import ratios, targets
-from variants import VARIANTS, export_tree
+from variants import VARIANTS, export_tree, variant
 
 from app.emulator import FirestoreEmulator
 
@@ -46,7 +46,7 @@ def plan(args: argparse.Namespace) -> list[tuple[str, Scenario]]:
         (name, SCENARIOS[scenario])
         for scenario in args.scenarios
         for name in args.variants
-        if not (VARIANTS[name].runner == "reference" and SCENARIOS[scenario].relays > 1)
+        if not (variant(name).runner == "reference" and SCENARIOS[scenario].relays > 1)
     ]
 
 
@@ -60,13 +60,13 @@ def sweep(args: argparse.Namespace, trees: dict[str, Path | None]) -> list[dict[
         print(f"repeat {repeat + 1} of {args.repeats}", flush=True)
         shift = repeat % len(pairs)
         for name, scenario in pairs[shift:] + pairs[:shift]:
-            variant = VARIANTS[name]
-            events = args.reference_events if variant.runner == "reference" else args.events
+            chosen = variant(name)
+            events = args.reference_events if chosen.runner == "reference" else args.events
             with nullcontext(args.emulator) if args.emulator else emulator() as host:
                 if not args.emulator:
                     warm = SCENARIOS["downstream-0ms"]
-                    run(name, variant, warm, WARM_UP_EVENTS, host, trees[name], args.config)
-                row = run(name, variant, scenario, events, host, trees[name], args.config)
+                    run(name, chosen, warm, WARM_UP_EVENTS, host, trees[name], args.config)
+                row = run(name, chosen, scenario, events, host, trees[name], args.config)
             rows.append(row)
             print(
                 f"  {name:12s} {scenario.name:20s} {row['eventsPerSecond']:9.1f} ev/s"
@@ -130,11 +130,23 @@ def names(known: dict[str, Any]) -> Any:
     return parse
 
 
+def variant_names(text: str) -> list[str]:
+    chosen = [part for part in text.split(",") if part]
+    try:
+        for name in chosen:
+            variant(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not chosen:
+        raise argparse.ArgumentTypeError("name at least one variant")
+    return chosen
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--variants", type=names(VARIANTS), default=list(VARIANTS))
+    parser.add_argument("--variants", type=variant_names, default=list(VARIANTS))
     parser.add_argument("--scenarios", type=names(SCENARIOS), default=list(SCENARIOS))
     parser.add_argument("--events", type=int, default=5000, help="backlog of a relay run")
     parser.add_argument(
@@ -157,7 +169,7 @@ def main() -> None:
             args.emulator = stack.enter_context(emulator())
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-trees-")))
         trees = {
-            name: export_tree(VARIANTS[name].ref, scratch) if VARIANTS[name].ref else None
+            name: export_tree(ref, scratch) if (ref := variant(name).ref) else None
             for name in args.variants
         }
         rows = sweep(args, trees)
@@ -171,7 +183,7 @@ def main() -> None:
             "loadAverageAfter": [round(x, 2) for x in os.getloadavg()],
         },
         "durationSeconds": round(time.time() - started),
-        "variants": {name: VARIANTS[name].label for name in args.variants},
+        "variants": {name: variant(name).label for name in args.variants},
         "runs": rows,
         "ratios": ratios(rows),
         "targets": targets(rows),

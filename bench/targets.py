@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from variants import VARIANTS
-
-# The relay the targets are about: the newest registered one that ran.
-CANDIDATES = ("partitioned", "today")
+from variants import variant
 
 
 def _row(rows: list[dict[str, Any]], variant: str, scenario: str) -> dict[str, Any] | None:
@@ -45,7 +42,7 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         name, scenario = row["variant"], row["scenario"]
-        if VARIANTS[name].runner == "reference":
+        if variant(name).runner == "reference":
             continue
         eps = float(row["eventsPerSecond"])
         entry: dict[str, Any] = {
@@ -64,8 +61,10 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
 
 def targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Issue 14's "Measure" targets for the candidate relay; a figure the run lacks is left out."""
-    ran = {row["variant"] for row in rows}
-    candidate = next((name for name in CANDIDATES if name in ran), None)
+    # The relay the targets are about: the last relay variant run other than today's.
+    relays = [r["variant"] for r in rows if variant(r["variant"]).runner == "relay"]
+    newer = [name for name in relays if name != "today"]
+    candidate = newer[-1] if newer else relays[-1] if relays else None
     if candidate is None:
         return {}
     mine = [row for row in rows if row["variant"] == candidate]

@@ -38,6 +38,17 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+def variant(name: str) -> Variant:
+    """A registered variant, or `relay@REF`: the relay of any git commit, branch or tag (a
+    look at work in progress, say `relay@part`, before it has a name here)."""
+    if name in VARIANTS:
+        return VARIANTS[name]
+    runner, _, ref = name.partition("@")
+    if runner != "relay" or not ref:
+        raise ValueError(f"unknown variant {name!r}: choose from {', '.join(VARIANTS)}, relay@REF")
+    return Variant("relay", f"the relay at {ref}", ref=ref)
+
+
 def export_tree(ref: str, into: Path) -> Path:
     """`ref`'s `app/` package unpacked under `into`; returns the directory to put first on
     `PYTHONPATH`. Raises `SystemExit` naming the ref when git does not know it."""
