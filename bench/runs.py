@@ -147,7 +147,9 @@ def run(
         if scenario.firestore_rtt_ms:
             delay = f"--delay-ms={scenario.firestore_rtt_ms / 2}"
             host, _ = stack.enter_context(helper("latency_proxy.py", f"--target={emulator}", delay))
-            row["addedRttMs"] = round(round_trip_ms(host) - round_trip_ms(emulator), 1)
+            slow, direct = round_trip_ms(host), round_trip_ms(emulator)
+            row.update(rttMs=round(slow, 1), directRttMs=round(direct, 1))
+            row["addedRttMs"] = round(slow - direct, 1)
         spec: dict[str, Any] = {"runner": variant.runner, "emulator": host, "project": PROJECT}
         # The backlog is written straight to the emulator, not through the slow link.
         spec.update(url=tally["url"], config=config, seed=events, seedEmulator=emulator)
