@@ -2,6 +2,7 @@
 
     python -m function_compute.build --output build/fc              # for Function Compute
     python -m function_compute.build --output build/local --local   # for this interpreter
+    python -m function_compute.build --extra rocketmq   # also the extra RELAY_PUBLISHER needs
 
 Layout of the output (Function Compute mounts it at /code):
 
@@ -100,8 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--local", action="store_true", help="build for this interpreter instead of FC python3.10"
     )
+    parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        help="also install this optional extra (repeatable); s.yaml passes RELAY_PUBLISHER, "
+        "and a publisher without an extra of its own (http) adds nothing",
+    )
     args = parser.parse_args(argv)
-    output = build(args.output, local=args.local)
+    output = build(args.output, local=args.local, extras=("fc", *args.extra))
     print(f"built {output}")
     return 0
 

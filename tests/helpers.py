@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from google.cloud import firestore
 
 from app.config import Settings
 from app.relay import Relay, RelayConfig
+from app.relay.publishers import Delivery, PublishResult
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 
@@ -122,3 +125,19 @@ def document(**changes: object) -> dict[str, object]:
         "payload": {"orderId": "o-1"},
         **changes,
     }
+
+
+def publish_together(
+    publish: Callable[[Delivery], PublishResult], deliveries: list[Delivery]
+) -> dict[str, PublishResult]:
+    """Publish every delivery from a thread of its own, all released at once (as the relay's
+    pool does), so a batching publisher can coalesce them; each event id's result."""
+    start = threading.Barrier(len(deliveries))
+
+    def one(delivery: Delivery) -> PublishResult:
+        start.wait()
+        return publish(delivery)
+
+    with ThreadPoolExecutor(len(deliveries)) as pool:
+        results = list(pool.map(one, deliveries))
+    return {d.event_id: r for d, r in zip(deliveries, results, strict=True)}

@@ -21,6 +21,9 @@ class Answer:
     status: int
     headers: urllib3.HTTPHeaderDict
     excerpt: str
+    # The body as read (empty when it was over `MAX_ANSWER_BYTES`), for a target whose answer
+    # says more than a status does: one result per entry of a batch.
+    body: bytes = b""
 
 
 def read_answer(response: urllib3.BaseHTTPResponse) -> Answer:
@@ -38,7 +41,8 @@ def read_answer(response: urllib3.BaseHTTPResponse) -> Answer:
             response.close()
         response.release_conn()
     encoding = response.headers.get("Content-Encoding", "").strip().lower()
-    return Answer(response.status, response.headers, _excerpt(raw, encoding))
+    body = raw if whole else b""
+    return Answer(response.status, response.headers, _excerpt(raw, encoding), body)
 
 
 def _excerpt(raw: bytes, encoding: str) -> str:

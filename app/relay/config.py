@@ -10,8 +10,12 @@ from typing import Any
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
+from app.relay.target_checks import check_eventbridge, check_mns, check_rocketmq, flag
 from app.signing import parse_secrets
 from app.urls import url_problem
+
+# The publishers RELAY_PUBLISHER may name; app/relay/factory.py builds each.
+PUBLISHERS = ("http", "fc", "mns", "eventbridge", "rocketmq")
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -52,6 +56,21 @@ class RelayConfig:
     fc_function: str | None = None
     fc_qualifier: str | None = None
     fc_invocation_type: str = "async"
+    # RELAY_PUBLISHER=mns: the endpoint and a queue or a topic (app/relay/mns.py).
+    mns_endpoint: str | None = None
+    mns_queue: str | None = None
+    mns_topic: str | None = None
+    # RELAY_PUBLISHER=eventbridge: the endpoint and the event bus (app/relay/eventbridge.py).
+    eventbridge_endpoint: str | None = None
+    eventbridge_bus: str | None = None
+    # RELAY_PUBLISHER=rocketmq: the proxy, the topic and its kind (app/relay/rocketmq.py).
+    rocketmq_endpoints: str | None = None
+    rocketmq_topic: str | None = None
+    rocketmq_fifo: bool = False
+    rocketmq_tls: bool = False
+    rocketmq_namespace: str | None = None
+    rocketmq_access_key: str | None = None
+    rocketmq_secret_key: str | None = field(default=None, repr=False)
     access_key_id: str | None = None
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
@@ -67,8 +86,16 @@ class RelayConfig:
             _check_url("DOWNSTREAM_SERVICE_URL", self.downstream_url)
         elif self.publisher == "fc":
             self._check_fc()
+        elif self.publisher == "mns":
+            check_mns(self)
+        elif self.publisher == "eventbridge":
+            check_eventbridge(self)
+        elif self.publisher == "rocketmq":
+            check_rocketmq(self)
         else:
-            raise ConfigError(f"RELAY_PUBLISHER must be http or fc, got {self.publisher!r}")
+            raise ConfigError(
+                f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
+            )
         _at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
         _at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
         if self.batch_size > MAX_WRITES_PER_BATCH:
@@ -166,6 +193,18 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         fc_function=get("RELAY_FC_FUNCTION"),
         fc_qualifier=get("RELAY_FC_QUALIFIER"),
         fc_invocation_type=(get("RELAY_FC_INVOCATION_TYPE") or "async").lower(),
+        mns_endpoint=get("RELAY_MNS_ENDPOINT"),
+        mns_queue=get("RELAY_MNS_QUEUE"),
+        mns_topic=get("RELAY_MNS_TOPIC"),
+        eventbridge_endpoint=get("RELAY_EVENTBRIDGE_ENDPOINT"),
+        eventbridge_bus=get("RELAY_EVENTBRIDGE_BUS"),
+        rocketmq_endpoints=get("RELAY_ROCKETMQ_ENDPOINTS"),
+        rocketmq_topic=get("RELAY_ROCKETMQ_TOPIC"),
+        rocketmq_fifo=flag("RELAY_ROCKETMQ_FIFO", get("RELAY_ROCKETMQ_FIFO")),
+        rocketmq_tls=flag("RELAY_ROCKETMQ_TLS", get("RELAY_ROCKETMQ_TLS")),
+        rocketmq_namespace=get("RELAY_ROCKETMQ_NAMESPACE"),
+        rocketmq_access_key=get("RELAY_ROCKETMQ_ACCESS_KEY"),
+        rocketmq_secret_key=get("RELAY_ROCKETMQ_SECRET_KEY"),
         access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),

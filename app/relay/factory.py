@@ -21,6 +21,10 @@ def publisher_for(config: RelayConfig) -> Publisher:
     # A downstream may echo anything back in an error body, and errors become `lastError`:
     # every secret this process knows is masked there, as in the logs.
     secrets = [*configured_secrets(), *config.signing_secrets]
+    if config.publisher in ("mns", "eventbridge", "rocketmq"):
+        from app.relay.message_services import message_service_publisher
+
+        return message_service_publisher(config, signer, secrets)
     if config.publisher != "fc":
         url = str(config.downstream_url)
         return HttpPublisher(

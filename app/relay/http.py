@@ -77,6 +77,19 @@ class HttpTransport:
         outcome_of: Callable[[Answer], Outcome] | None = None,
     ) -> PublishResult:
         """POST and classify: by status code, or by `outcome_of(answer)` when given."""
+        answer = self.exchange(url, body, headers, deadline=deadline)
+        if isinstance(answer, PublishResult):
+            return answer
+        outcome = (outcome_of or _by_status)(answer)
+        if outcome is Outcome.DELIVERED:
+            return PublishResult.delivered()
+        return self.refusal(outcome, answer)
+
+    def exchange(
+        self, url: str, body: bytes, headers: dict[str, str], *, deadline: float | None = None
+    ) -> Answer | PublishResult:
+        """POST and hand back the answer whatever its status, or, when none came, the
+        failure as a result (`post` classifies it; a batch target reads it entry by entry)."""
         bound = time.monotonic() + self._bound
         deadline = bound if deadline is None else min(deadline, bound)
         try:
@@ -94,16 +107,17 @@ class HttpTransport:
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             unresolved = _unresolved(exc)
             if unresolved is not None:  # in time or not, nothing reached the downstream
-                return self._failure(Outcome.CHANNEL, f"ConnectionError: DNS: {unresolved}")
+                return self.failure(Outcome.CHANNEL, f"ConnectionError: DNS: {unresolved}")
             if time.monotonic() >= deadline:  # whatever broke, the deadline is why
-                return self._failure(Outcome.RETRY, f"timeout: deadline: {_name(exc)}")
-            return self._failure(*_describe(exc))
-        outcome = (outcome_of or _by_status)(answer)
-        if outcome is Outcome.DELIVERED:
-            return PublishResult.delivered()
+                return self.failure(Outcome.RETRY, f"timeout: deadline: {_name(exc)}")
+            return self.failure(*_describe(exc))
+        return answer
+
+    def refusal(self, outcome: Outcome, answer: Answer) -> PublishResult:
+        """`outcome` for `answer`, its status and excerpt as the (masked) error."""
         retry_after = parse_retry_after(answer.headers.get("Retry-After"))
         error = f"HTTP {answer.status}" + (f": {answer.excerpt}" if answer.excerpt else "")
-        return self._failure(outcome, error, retry_after)
+        return self.failure(outcome, error, retry_after)
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -132,9 +146,10 @@ class HttpTransport:
         manager.pool_classes_by_scheme = POOL_CLASSES  # deadline and interim answers
         return manager
 
-    def _failure(
+    def failure(
         self, outcome: Outcome, error: str, retry_after: float | None = None
     ) -> PublishResult:
+        """`outcome` with `error` bounded and every secret masked."""
         return PublishResult(outcome, bounded_error(error, self._mask), retry_after)
 
 
