@@ -18,7 +18,6 @@ from contextlib import ExitStack
 from typing import Any
 
 from google.cloud.firestore import SERVER_TIMESTAMP
-from workloads import pending_event
 
 from app.config import Settings, load_settings
 from app.domain import NewOrder
@@ -26,6 +25,25 @@ from app.emulator import FirestoreEmulator
 from app.firestore_client import get_db_client
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+
+
+def pending_event(event_id: str, order_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """An `OrderCreated` outbox document as `OutboxRepository.add` writes it, due at once."""
+    return {
+        "eventId": event_id,
+        "eventType": "OrderCreated",
+        "aggregateType": "order",
+        "aggregateId": order_id,
+        "payload": payload,
+        "status": "PENDING",
+        "attempts": 0,
+        "createdAt": SERVER_TIMESTAMP,
+        "updatedAt": SERVER_TIMESTAMP,
+        "nextAttemptAt": SERVER_TIMESTAMP,
+        "processingInstanceId": None,
+        "processedAt": None,
+        "lastError": None,
+    }
 
 
 def timed(runs: int, action: Callable[[int], object]) -> list[float]:

@@ -1,0 +1,78 @@
+"""One relay process of a benchmark run; `bench_relay.py` starts one per relay.
+
+    python bench/relay_worker.py '{"runner": "relay", "emulator": "127.0.0.1:8080", ...}'
+
+Writes the backlog first when told to (`"seed": n`, with the `app` it imports), builds its
+Firestore client (metered on the wire, `app.metering`) and relay, prints `{"ready": ...}`,
+waits for a line on stdin (so that start-up stays outside the timing and concurrent relays
+start together), drains until its relay finds nothing due, then prints one JSON line:
+wall-clock start and end, the process's CPU seconds over the drain, the documents read and
+written, and the relay's summary counts summed over its runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from typing import Any
+
+from reference_loop import run_reference
+from workloads import seed
+
+import app
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.metering import meter
+from app.relay import Relay, RelayConfig
+
+
+def drain_relay(db: Any, settings: Settings, spec: dict[str, Any]) -> Counter[str]:
+    config = RelayConfig(
+        downstream_url=spec["url"], time_budget_seconds=3600.0, **spec.get("config", {})
+    )
+    relay = Relay(db, settings, config)
+    totals: Counter[str] = Counter()
+    while True:
+        summary = relay.run()
+        totals.update({k: v for k, v in summary.items() if type(v) is int})
+        totals["runs"] += 1
+        if summary["status"] != "ok":
+            raise SystemExit(f"relay failed: {summary}")
+        if summary["stoppedBy"] == "drained":
+            return totals
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    settings = Settings(project_id=spec["project"], emulator_host=spec["emulator"])
+    if spec.get("seed"):  # on a client of its own: not metered
+        seed(Settings(project_id=spec["project"], emulator_host=spec["seedEmulator"]), spec["seed"])
+    db = get_db_client(settings)
+    counts = meter(db)
+    print(json.dumps({"ready": True, "app": app.__file__}), flush=True)
+    sys.stdin.readline()
+    started, cpu = time.time(), time.process_time()
+    if spec["runner"] == "reference":
+        totals = Counter(processed=run_reference(db, settings.outbox_collection, spec["url"]))
+    else:
+        totals = drain_relay(db, settings, spec)
+    cpu, ended = time.process_time() - cpu, time.time()
+    ops = counts.snapshot()
+    result = {
+        "started": started,
+        "ended": ended,
+        "cpuSeconds": cpu,
+        "reads": ops.get("reads", 0),
+        "billedReads": counts.billed_reads,
+        "writes": ops.get("writes", 0),
+        "rpcs": {k[4:]: v for k, v in ops.items() if k.startswith("rpc:")},
+        "summary": dict(totals),
+    }
+    print(json.dumps(result), flush=True)
+    db.close()
+
+
+if __name__ == "__main__":
+    main()

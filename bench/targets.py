@@ -1,0 +1,99 @@
+"""The benchmark's ratios between variants of one run, and issue 14's targets on them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from variants import variant
+
+
+def _row(rows: list[dict[str, Any]], variant: str, scenario: str) -> dict[str, Any] | None:
+    for row in rows:
+        if (row["variant"], row["scenario"]) == (variant, scenario):
+            return row
+    return None
+
+
+def _eps(rows: list[dict[str, Any]], variant: str, scenario: str) -> float | None:
+    row = _row(rows, variant, scenario)
+    return None if row is None else float(row["eventsPerSecond"])
+
+
+def _ratio(top: float | None, bottom: float | None) -> float | None:
+    return round(top / bottom, 2) if top is not None and bottom else None
+
+
+def _paired(
+    rows: list[dict[str, Any]], top: dict[str, Any], variant: str, scenario: str
+) -> list[float] | None:
+    """The ratio within each repeat: the runs of one repeat ran within minutes of each other,
+    so a machine busier in one repeat than in another moves both sides of its ratio alike."""
+    other = _row(rows, variant, scenario)
+    if other is None or "repeats" not in top or "repeats" not in other:
+        return None
+    pairs = zip(top["repeats"], other["repeats"], strict=True)
+    return [round(a / b, 2) for a, b in pairs if b]
+
+
+def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per scenario and relay variant: events/s over the reference loop's and over today's
+    relay's in the same scenario (of the medians, and within each repeat), and (several
+    relays) over its own single relay's at 0 ms."""
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        name, scenario = row["variant"], row["scenario"]
+        if variant(name).runner == "reference":
+            continue
+        eps = float(row["eventsPerSecond"])
+        entry: dict[str, Any] = {
+            "overReference": _ratio(eps, _eps(rows, "reference", scenario)),
+            "overToday": _ratio(eps, _eps(rows, "today", scenario)) if name != "today" else None,
+        }
+        if row["relays"] > 1:
+            entry["overOneRelay"] = _ratio(eps, _eps(rows, name, "downstream-0ms"))
+            entry["overOneRelayByRepeat"] = _paired(rows, row, name, "downstream-0ms")
+        entry["overReferenceByRepeat"] = _paired(rows, row, "reference", scenario)
+        if name != "today":
+            entry["overTodayByRepeat"] = _paired(rows, row, "today", scenario)
+        table.setdefault(scenario, {})[name] = {k: v for k, v in entry.items() if v is not None}
+    return table
+
+
+def targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Issue 14's "Measure" targets for the candidate relay; a figure the run lacks is left out."""
+    # The relay the targets are about: the last relay variant run other than today's.
+    relays = [r["variant"] for r in rows if variant(r["variant"]).runner == "relay"]
+    newer = [name for name in relays if name != "today"]
+    candidate = newer[-1] if newer else relays[-1] if relays else None
+    if candidate is None:
+        return {}
+    mine = [row for row in rows if row["variant"] == candidate]
+    table = ratios(rows)
+    checks: dict[str, Any] = {"candidate": candidate}
+
+    def check(name: str, value: float | None, target: str, met: bool) -> None:
+        if value is not None:
+            checks[name] = {"value": value, "target": target, "met": met}
+
+    reads = max(row["readsPerEvent"] for row in mine)
+    writes = max(row["writesPerEvent"] for row in mine)
+    check("readsPerEvent", reads, "<= 1", reads <= 1)
+    check("writesPerEvent", writes, "<= 1.02", writes <= 1.02)
+    at10 = table.get("downstream-10ms", {}).get(candidate, {}).get("overReference")
+    check("overReferenceAt10ms", at10, ">= 25", (at10 or 0) >= 25)
+    if candidate != "today":
+        at0 = table.get("downstream-0ms", {}).get(candidate, {}).get("overToday")
+        check("overTodayAt0ms", at0, ">= 1.3", (at0 or 0) >= 1.3)
+    slow = table.get("firestore-rtt-40ms", {}).get(candidate, {}).get("overReference")
+    check("overReferenceAtFirestoreRtt40ms", slow, ">= 100", (slow or 0) >= 100)
+    for row in mine:
+        if row["relays"] > 1:
+            lost = row["lostRacesPerEvent"]
+            check("lostRacesPerEventFourRelays", lost, "near 0 (<= 0.01)", lost <= 0.01)
+            alone = table[row["scenario"]][candidate].get("overOneRelay")
+            check("fourRelaysOverOne", alone, ">= 1", (alone or 0) >= 1)
+    single = _row(rows, candidate, "downstream-0ms")
+    if single is not None:
+        cpu = single["cpuMsPerEvent"]
+        check("cpuMsPerEventAt0ms", cpu, "reported (today's in-process figure: 0.59)", True)
+    return checks
