@@ -13,13 +13,24 @@ from importlib.metadata import PackageNotFoundError, version
 
 from google.api_core import exceptions as google_exceptions
 
-from app.cli import demo, emulator, inspect, purge, receiver, reconcile, relay, requeue, status
+from app.cli import (
+    demo,
+    emulator,
+    held,
+    inspect,
+    purge,
+    receiver,
+    reconcile,
+    relay,
+    requeue,
+    status,
+)
 from app.config import Settings, load_settings
 from app.deadline import UNANSWERED, error_class, firestore_host, unanswered
 from app.errors import OutboxError
 from app.logs import configure_logging, configured_secrets
 
-COMMANDS = (status, inspect, requeue, purge, relay, reconcile, demo, receiver, emulator)
+COMMANDS = (status, inspect, requeue, held, purge, relay, reconcile, demo, receiver, emulator)
 
 __all__ = ["main"]
 

@@ -10,6 +10,7 @@ from typing import Any
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
+from app.relay.partitions import DEFAULT_PARTITIONS, check_partitions
 from app.signing import parse_secrets
 from app.urls import url_problem
 
@@ -56,8 +57,17 @@ class RelayConfig:
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+    # "partition": invocations lease partitions and settle each event with one write;
+    # "event": the per-event leases of 0.2 (two writes per event, no order), kept to compare.
+    leases: str = "partition"
+    partitions: int = DEFAULT_PARTITIONS
+    ordering: str = "aggregate"  # or "none"
+    failed_head: str = "hold"  # or "skip": what a FAILED event does to its aggregate's later ones
+    partition_collection: str = "outbox_partitions"
+    partitions_per_claim: int = 4
 
     def __post_init__(self) -> None:
+        self._check_partitioning()
         if self.publisher == "http":
             if self.downstream_url is None:
                 raise ConfigError(
@@ -107,6 +117,19 @@ class RelayConfig:
         except ValueError as exc:
             raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
 
+    def _check_partitioning(self) -> None:
+        for variable, value, allowed in (
+            ("RELAY_LEASES", self.leases, ("partition", "event")),
+            ("RELAY_ORDERING", self.ordering, ("aggregate", "none")),
+            ("RELAY_FAILED_HEAD", self.failed_head, ("hold", "skip")),
+        ):
+            if value not in allowed:
+                raise ConfigError(f"{variable} must be {' or '.join(allowed)}, got {value!r}")
+        check_partitions(self.partitions)
+        _at_least("RELAY_PARTITIONS_PER_CLAIM", self.partitions_per_claim, 1)
+        if not self.partition_collection.strip() or "/" in self.partition_collection:
+            raise ConfigError("RELAY_PARTITION_COLLECTION must be a collection name")
+
     def _check_fc(self) -> None:
         for variable, value in (
             ("RELAY_FC_ENDPOINT", self.fc_endpoint),
@@ -146,6 +169,8 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
     "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
     "retention_seconds": ("OUTBOX_RETENTION_SECONDS", float),
     "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", int),
+    "partitions": ("RELAY_PARTITIONS", int),
+    "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", int),
 }
 
 
@@ -170,6 +195,10 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),
         signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
+        leases=(get("RELAY_LEASES") or "partition").lower(),
+        ordering=(get("RELAY_ORDERING") or "aggregate").lower(),
+        failed_head=(get("RELAY_FAILED_HEAD") or "hold").lower(),
+        partition_collection=get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
         **numbers,
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+import threading
 import time
 import uuid
 from collections import Counter
@@ -27,12 +28,14 @@ from app.logs import log_event
 from app.relay.attempts import Attempts
 from app.relay.breaker import Breaker
 from app.relay.config import RelayConfig
+from app.relay.drain import PartitionDrain
 from app.relay.factory import publisher_for
 from app.relay.leases import LeaseStore
 from app.relay.leasing import lease_batch, look_for_due
+from app.relay.partition_leases import PartitionLeases
 from app.relay.pipeline import InFlight, Pipeline, hand_to
 from app.relay.publishers import Publisher
-from app.relay.settler import Settler
+from app.relay.settler import OnSettled, Settler
 from app.relay.transitions import bounded_instance_id
 from app.relay.unscheduled import find_unscheduled
 
@@ -60,6 +63,8 @@ _COUNTS = (
     "leased",
     "batches",
     "lagMs",
+    "healed",
+    "partitionsClaimed",
 )
 
 _ABANDONED_CHECK_SECONDS = 10.0
@@ -91,13 +96,30 @@ class Relay:
         self._source = source  # the CloudEvents `source` of every delivery
         self._attempts = Attempts(publisher or publisher_for(config), source, config)
         self._rng = rng or random.Random()
+        self._db = db
+        self._partition_collection = config.partition_collection
+
+    def partition_leases(self) -> PartitionLeases:
+        """The partition leases this relay claims (`RELAY_LEASES=partition`)."""
+        return PartitionLeases(
+            self._db,
+            self._store,
+            self._partition_collection,
+            count=self.config.partitions,
+            duration=self.config.lock_timeout_seconds,
+        )
 
     def run(
-        self, *, time_budget: float | None = None, instance_id: str | None = None
+        self,
+        *,
+        time_budget: float | None = None,
+        instance_id: str | None = None,
+        stop: threading.Event | None = None,
     ) -> dict[str, Any]:
         """Drain due events for at most `time_budget` seconds (default and ceiling: the
-        configured budget). Returns the summary; Firestore errors end the run with
-        `status: error`, and whatever was leased and not settled is taken back later."""
+        configured budget), or until `stop` is set (partition leases only: follow mode).
+        Returns the summary; Firestore errors end the run with `status: error`, and whatever
+        was leased and not settled is taken back later."""
         started = time.monotonic()
         budget = self.config.time_budget_seconds
         if time_budget is not None:
@@ -107,8 +129,22 @@ class Relay:
         tally: Counter[str] = Counter()
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
         try:
-            with self.pipeline(deadline, instance, tally) as pipeline:
-                summary["stoppedBy"] = self._drain(pipeline)
+            if self.config.leases == "partition":
+                drain = PartitionDrain(
+                    self._store,
+                    self.partition_leases(),
+                    self._attempts,
+                    self.config,
+                    self._rng,
+                    stop=stop,
+                )
+                with self.pipeline(
+                    deadline, instance, tally, on_settled=drain.aggregates.settled
+                ) as pipeline:
+                    summary["stoppedBy"] = drain.run(pipeline)
+            else:
+                with self.pipeline(deadline, instance, tally) as pipeline:
+                    summary["stoppedBy"] = self._drain(pipeline)
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
         except google_exceptions.GoogleAPIError as exc:
@@ -129,10 +165,18 @@ class Relay:
         return summary
 
     @contextmanager
-    def pipeline(self, deadline: float, instance: str, tally: Counter[str]) -> Iterator[Pipeline]:
+    def pipeline(
+        self,
+        deadline: float,
+        instance: str,
+        tally: Counter[str],
+        *,
+        on_settled: OnSettled | None = None,
+    ) -> Iterator[Pipeline]:
         """A publishing pool and a settler for `deliver()`. Leaving waits until everything
         delivered is settled, counts into `tally`, and raises a Firestore error the settler
-        met. Settles are retried until `deadline` (monotonic)."""
+        met. Settles are retried until `deadline` (monotonic); `on_settled` hears how each
+        one ended."""
         in_flight = InFlight()
         settler = Settler(
             self._store,
@@ -141,6 +185,7 @@ class Relay:
             in_flight.release,
             instance=instance,
             deadline=deadline,
+            on_settled=on_settled,
         )
         breaker = Breaker(self.config.breaker_threshold, instance)
         try:

@@ -1,0 +1,231 @@
+"""`PartitionDrain`: one run of the partitioned relay.
+
+    count open events ── none: done (one read when idle)
+      └─ heal events without a partition ─ claim a few free partitions (random start) ─┐
+         ┌─────────────────────────────────────────────────────────────────────────────┘
+         └─ read a page of each, in delivery order ─ publish aggregate heads ─ settle each
+            with ONE write conditional on its read update time ─ next page ... ─ release,
+            claim the next few, until every partition was visited or the budget is spent
+
+No event is leased by a write: holding the partition is the lease (`app.relay.partition_leases`),
+and the settle's precondition refuses a late settle after the partition was lost. Order within
+an aggregate is kept in memory (`app.relay.aggregates`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import random
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from google.cloud.firestore import FieldFilter
+
+from app.cas import Change
+from app.logs import log_event
+from app.relay.aggregates import Aggregates
+from app.relay.events import OutboxEvent
+from app.relay.partition_leases import HeldPartition, PartitionLeases
+from app.relay.partition_scan import OPEN, heal_unpartitioned, held_events, open_events
+from app.relay.partitions import HELD
+from app.relay.pipeline import hand_to
+from app.relay.settler import Lease
+from app.relay.transitions import plan_lease
+
+if TYPE_CHECKING:
+    from app.firestore_raw import Found
+    from app.relay.attempts import Attempts
+    from app.relay.config import RelayConfig
+    from app.relay.leases import LeaseStore
+    from app.relay.pipeline import Pipeline
+
+logger = logging.getLogger("app.relay.core")
+
+# Documents read per run to find events without a partition (only when the counts differ).
+HEAL_SCAN_LIMIT = 1000
+# Held aggregates read per partition: more than this many held at once is an outage to fix.
+HELD_READ_LIMIT = 1000
+_WAKE_SECONDS = 0.2
+
+
+class PartitionDrain:
+    """Drains the partitions it can claim; `aggregates.settled` is the settler's callback."""
+
+    def __init__(
+        self,
+        store: LeaseStore,
+        leases: PartitionLeases,
+        attempts: Attempts,
+        config: RelayConfig,
+        rng: random.Random,
+        *,
+        stop: threading.Event | None = None,
+    ) -> None:
+        self._stop = stop or threading.Event()
+        self._store = store
+        self._leases = leases
+        self._attempts = attempts
+        self._config = config
+        self._rng = rng
+        self._holds_failed = config.ordering == "aggregate" and config.failed_head == "hold"
+        self._anything_held = False
+        self.aggregates = Aggregates(
+            ordered=config.ordering == "aggregate", skip_failed=config.failed_head == "skip"
+        )
+
+    def run(self, run: Pipeline) -> str:
+        """Drain until every partition was visited or a stop; returns why it stopped."""
+        tally = run.tally
+        # Also the first reading of Firestore's clock; an idle outbox costs this one read.
+        open_count, _ = self._store.count_at(
+            self._store.collection.where(filter=FieldFilter("status", "in", OPEN)), None
+        )
+        if not open_count:
+            return "drained"
+        found = heal_unpartitioned(self._store, self._config.partitions, scan_limit=HEAL_SCAN_LIMIT)
+        tally["unscheduled"] += found.missing
+        tally["healed"] += found.healed
+        tally["poisoned"] += found.parked
+        tally["failed"] += found.parked
+        if self._holds_failed:  # one read, instead of one per partition drained
+            held_query = self._store.collection.where(filter=FieldFilter(HELD, "==", True))
+            self._anything_held = self._store.count_at(held_query, None)[0] > 0
+        visited: set[int] = set()
+        while True:
+            if self._out_of_time(run):
+                return "budget"
+            held = self._leases.claim(
+                run.instance, self._config.partitions_per_claim, skip=visited, rng=self._rng
+            )
+            if not held:
+                return "drained"
+            visited.update(h.partition for h in held)
+            tally["partitionsClaimed"] += len(held)
+            try:
+                held, stop = self._drain(run, held)
+            finally:
+                self._leases.release([h for h in held if h.partition not in self.aggregates.lost])
+            if stop:
+                return stop
+
+    def _drain(self, run: Pipeline, held: list[HeldPartition]) -> tuple[list[HeldPartition], str]:
+        """Deliver the held partitions' events page by page; ("" when they are done)."""
+        if self._holds_failed and self._anything_held:
+            for h in held:
+                found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
+                self.aggregates.block(str(d.get("aggregateId")) for d in found)
+        cursors: dict[int, Found | None] = {h.partition: None for h in held}
+        while cursors:
+            stop = self._stopping(run)
+            if stop:
+                return held, stop
+            held = self._renew(run, held)
+            live = {h.partition for h in held} - self.aggregates.lost
+            cursors = {p: c for p, c in cursors.items() if p in live}
+            limit = max(1, self._config.batch_size // max(1, len(cursors)))
+            for partition, after in list(cursors.items()):
+                page = self._store.run(open_events(self._store, partition, limit, after))
+                run.tally["batches"] += 1
+                self.aggregates.add(partition, page)
+                if len(page) < limit:
+                    del cursors[partition]  # drained for this run
+                else:
+                    cursors[partition] = page[-1]
+            self._deliver(run, {h.partition: h for h in held})
+        return held, ""
+
+    def _deliver(self, run: Pipeline, held: dict[int, HeldPartition]) -> None:
+        """Publish the heads of the queued aggregates until none can go on."""
+        aggregates = self.aggregates
+        while True:
+            room = self._config.batch_size - aggregates.in_flight
+            heads = [] if self._stopping(run) else aggregates.heads(room)
+            for key, partition, document in heads:
+                lease = self._lease(run, key, held[partition], document)
+                if lease is None:
+                    continue
+                run.tally["leased"] += 1
+                run.in_flight.acquire(1)
+                future = run.pool.submit(self._attempts.publish, lease, run)
+                future.add_done_callback(hand_to(run.settler, lease))
+            with aggregates.changed:
+                if aggregates.in_flight == 0 and not heads:
+                    return
+                if run.settler.error is not None:
+                    return  # it settles nothing more: leaving raises its error
+                aggregates.changed.wait(_WAKE_SECONDS)
+
+    def _lease(self, run: Pipeline, key: str, held: HeldPartition, document: Found) -> Lease | None:
+        """The lease to publish `document` under, or None (the aggregate is then finished:
+        not due yet, still leased by a relay of 0.2, or parked as FAILED here)."""
+        data = document.to_dict() or {}
+        now = self._store.clock.earliest()
+        lock = datetime.timedelta(seconds=self._config.lock_timeout_seconds)
+        due_at, leased_at = data.get("nextAttemptAt"), data.get("updatedAt")
+        waiting = isinstance(due_at, datetime.datetime) and due_at > now
+        if data.get("status") == "PROCESSING":  # an event-lease relay's lease, maybe live
+            waiting = isinstance(leased_at, datetime.datetime) and leased_at > now - lock
+        if waiting:
+            self.aggregates.finish(key, go_on=False)
+            return None
+        if isinstance(due_at, datetime.datetime):
+            lag_ms = round((now - due_at).total_seconds() * 1000)
+            run.tally["lagMs"] = max(run.tally["lagMs"], lag_ms)
+        plan = plan_lease(
+            document.id, data, instance=run.instance, max_attempts=self._config.max_attempts
+        )
+        run.tally["reclaimed"] += plan.reclaim  # a lease of 0.2 that expired
+        if plan.kind != "leased" or plan.event is None:
+            fields = dict(plan.fields)
+            if self._holds_failed and isinstance(data.get("aggregateId"), str):
+                fields[HELD] = True  # as a FAILED settle would: later runs wait for it too
+            self._park(run, document, fields)
+            self.aggregates.finish(key, go_on=self._config.failed_head == "skip")
+            return None
+        event: OutboxEvent = plan.event
+        change = Change(document.reference, document.update_time, {})
+        started = held.valid_until - self._leases.duration
+        return Lease(event, change, started, event.attempts + 1, one_write=True)
+
+    def _park(self, run: Pipeline, document: Found, fields: dict[str, object]) -> None:
+        [written] = self._store.write([Change(document.reference, document.update_time, fields)])
+        if written.applied:
+            run.tally["failed"] += 1
+            run.tally["poisoned"] += 1
+            log_event(
+                logger,
+                logging.WARNING,
+                "relay.event_failed",
+                f"event {document.id} parked as FAILED: {fields.get('lastError')}",
+                eventId=document.id,
+                error=fields.get("lastError"),
+                instanceId=run.instance,
+            )
+
+    def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
+        """Renew the leases once half their time is gone (follow mode, long budgets)."""
+        if (
+            not held
+            or min(h.valid_until for h in held) - time.monotonic() > self._leases.duration / 2
+        ):
+            return held
+        renewed = self._leases.renew(held, run.instance)
+        kept = {h.partition for h in renewed}
+        self.aggregates.lost.update(h.partition for h in held if h.partition not in kept)
+        return renewed
+
+    def _stopping(self, run: Pipeline) -> str:
+        if self._out_of_time(run):
+            return "budget"
+        if run.breaker.open:
+            return "channel"
+        if run.settler.error is not None:
+            return "error"
+        return ""
+
+    def _out_of_time(self, run: Pipeline) -> bool:
+        if self._stop.is_set():
+            return True  # follow mode is stopping: settle what is in flight, then leave
+        return run.deadline - time.monotonic() < self._config.attempt_seconds
