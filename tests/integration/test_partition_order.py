@@ -15,6 +15,7 @@ from app.ops.held import list_held, release_held
 from app.receiver import Answer, Receiver
 from app.relay.partitions import partition_of
 from tests.helpers import add_raw_event, make_relay, outbox, run_until
+from tests.integration.test_cli_ops import Run, run  # noqa: F401  (the `run` fixture)
 from tests.ordering import Sequences, add_sequences, add_steps
 
 
@@ -103,3 +104,28 @@ def test_a_backlog_written_before_partitions_drains_in_commit_order(
     events = outbox(db, settings)
     assert events["a-0"]["attempts"] == 2  # the abandoned attempt stays spent
     assert all(e["partition"] == partition_of(e["aggregateId"], 16) for e in events.values())
+
+
+def test_the_held_command_lists_held_aggregates_and_releases_one(
+    db: firestore.Client,
+    settings: Settings,
+    receiver: Receiver,
+    run: Run,  # noqa: F811  (the fixture imported above)
+) -> None:
+    [failed, later] = add_steps(db, settings, ["order-7", "order-7"])
+    receiver.respond = lambda r: Answer(422 if r.json()["seq"] == 0 else 200)
+    make_relay(db, settings, receiver.url).run()
+
+    code, out, _ = run("held")
+    assert code == 0
+    assert f"agg order-7: held by {failed} (rejected after attempt 1: HTTP 422" in out
+    assert out.rstrip().endswith("1 held aggregates")
+    assert run("held", "--release", "order-7")[:2] == (
+        0,
+        "released 1 held events of aggregate order-7\n",
+    )
+    assert run("held", "--release", "order-7")[0] == 1  # nothing held any more
+    code, _, err = run("held", "--release", "a/b")
+    assert code == 2 and "AGGREGATE_ID" in err  # refused before anything is written
+    make_relay(db, settings, receiver.url).run()
+    assert outbox(db, settings)[later]["status"] == "PROCESSED"
