@@ -65,9 +65,16 @@ class RelayConfig:
     failed_head: str = "hold"  # or "skip": what a FAILED event does to its aggregate's later ones
     partition_collection: str = "outbox_partitions"
     partitions_per_claim: int = 4
+    # Fan-out on Function Compute (`app.relay.fan_out`): 0 turns it off.
+    fan_out_max: int = 0
+    fan_out_events: int = 2000  # events one invocation is expected to drain in its budget
+    fan_out_endpoint: str | None = None
+    fan_out_service: str | None = None
+    fan_out_function: str | None = None
 
     def __post_init__(self) -> None:
         self._check_partitioning()
+        self._check_fan_out()
         if self.publisher == "http":
             if self.downstream_url is None:
                 raise ConfigError(
@@ -130,6 +137,22 @@ class RelayConfig:
         if not self.partition_collection.strip() or "/" in self.partition_collection:
             raise ConfigError("RELAY_PARTITION_COLLECTION must be a collection name")
 
+    def _check_fan_out(self) -> None:
+        _at_least("RELAY_FAN_OUT_MAX", self.fan_out_max, 0)
+        _at_least("RELAY_FAN_OUT_EVENTS", self.fan_out_events, 1)
+        if not self.fan_out_max:
+            return
+        for variable, value in (
+            ("RELAY_FAN_OUT_ENDPOINT", self.fan_out_endpoint),
+            ("RELAY_FAN_OUT_SERVICE", self.fan_out_service),
+            ("RELAY_FAN_OUT_FUNCTION", self.fan_out_function),
+            ("ALIBABA_CLOUD_ACCESS_KEY_ID", self.access_key_id),
+            ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", self.access_key_secret),
+        ):
+            if not value:
+                raise ConfigError(f"{variable} is not set: RELAY_FAN_OUT_MAX needs it")
+        _check_url("RELAY_FAN_OUT_ENDPOINT", str(self.fan_out_endpoint))
+
     def _check_fc(self) -> None:
         for variable, value in (
             ("RELAY_FC_ENDPOINT", self.fc_endpoint),
@@ -171,6 +194,8 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
     "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", int),
     "partitions": ("RELAY_PARTITIONS", int),
     "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", int),
+    "fan_out_max": ("RELAY_FAN_OUT_MAX", int),
+    "fan_out_events": ("RELAY_FAN_OUT_EVENTS", int),
 }
 
 
@@ -199,6 +224,9 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         ordering=(get("RELAY_ORDERING") or "aggregate").lower(),
         failed_head=(get("RELAY_FAILED_HEAD") or "hold").lower(),
         partition_collection=get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
+        fan_out_endpoint=get("RELAY_FAN_OUT_ENDPOINT"),
+        fan_out_service=get("RELAY_FAN_OUT_SERVICE"),
+        fan_out_function=get("RELAY_FAN_OUT_FUNCTION"),
         **numbers,
     )
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
     from app.firestore_raw import DueDocument
+    from app.relay.fan_out import FanOut
 
 __all__ = ["Pipeline", "Relay"]
 
@@ -65,6 +66,7 @@ _COUNTS = (
     "lagMs",
     "healed",
     "partitionsClaimed",
+    "fannedOut",
 )
 
 _ABANDONED_CHECK_SECONDS = 10.0
@@ -98,6 +100,16 @@ class Relay:
         self._rng = rng or random.Random()
         self._db = db
         self._partition_collection = config.partition_collection
+        self._fan_out_client: FanOut | None = None
+
+    def _fan_out(self) -> FanOut | None:
+        if not self.config.fan_out_max:
+            return None
+        if self._fan_out_client is None:
+            from app.relay.fan_out import FanOut  # its Function Compute client: only if used
+
+            self._fan_out_client = FanOut(self.config, self._source)
+        return self._fan_out_client
 
     def partition_leases(self) -> PartitionLeases:
         """The partition leases this relay claims (`RELAY_LEASES=partition`)."""
@@ -115,9 +127,11 @@ class Relay:
         time_budget: float | None = None,
         instance_id: str | None = None,
         stop: threading.Event | None = None,
+        fan_out: bool = False,
     ) -> dict[str, Any]:
         """Drain due events for at most `time_budget` seconds (default and ceiling: the
         configured budget), or until `stop` is set (partition leases only: follow mode).
+        `fan_out`: may start more invocations for a large backlog (`app.relay.fan_out`).
         Returns the summary; Firestore errors end the run with `status: error`, and whatever
         was leased and not settled is taken back later."""
         started = time.monotonic()
@@ -137,6 +151,7 @@ class Relay:
                     self.config,
                     self._rng,
                     stop=stop,
+                    fan_out=self._fan_out() if fan_out else None,
                 )
                 with self.pipeline(
                     deadline, instance, tally, on_settled=drain.aggregates.settled

@@ -27,6 +27,7 @@ from app.cas import Change
 from app.logs import log_event
 from app.relay.aggregates import Aggregates
 from app.relay.events import OutboxEvent
+from app.relay.fan_out import wanted
 from app.relay.partition_leases import HeldPartition, PartitionLeases
 from app.relay.partition_scan import OPEN, heal_unpartitioned, held_events, open_events
 from app.relay.partitions import HELD
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from app.firestore_raw import Found
     from app.relay.attempts import Attempts
     from app.relay.config import RelayConfig
+    from app.relay.fan_out import FanOut
     from app.relay.leases import LeaseStore
     from app.relay.pipeline import Pipeline
 
@@ -62,8 +64,10 @@ class PartitionDrain:
         rng: random.Random,
         *,
         stop: threading.Event | None = None,
+        fan_out: FanOut | None = None,
     ) -> None:
         self._stop = stop or threading.Event()
+        self._fan_out = fan_out
         self._store = store
         self._leases = leases
         self._attempts = attempts
@@ -84,6 +88,9 @@ class PartitionDrain:
         )
         if not open_count:
             return "drained"
+        more = wanted(open_count, self._config) if self._fan_out is not None else 0
+        if self._fan_out is not None and more:
+            tally["fannedOut"] += self._fan_out.start(more, run.instance)
         found = heal_unpartitioned(self._store, self._config.partitions, scan_limit=HEAL_SCAN_LIMIT)
         tally["unscheduled"] += found.missing
         tally["healed"] += found.healed

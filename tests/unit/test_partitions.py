@@ -16,6 +16,7 @@ from app.cas import WriteOutcome, Written
 from app.errors import ConfigError
 from app.relay.aggregates import Aggregates
 from app.relay.config import load_relay_config
+from app.relay.fan_out import wanted
 from app.relay.partitions import configured_partitions, partition_of
 from tests.helpers import FAST
 
@@ -98,3 +99,23 @@ def test_unordered_events_go_side_by_side_and_a_lost_settle_gives_up_the_partiti
 
 def test_fast_config_keeps_the_defaults_of_partitioning() -> None:
     assert (FAST.leases, FAST.ordering, FAST.failed_head) == ("partition", "aggregate", "hold")
+
+
+def test_fan_out_needs_the_function_to_invoke_and_credentials() -> None:
+    base = {"DOWNSTREAM_SERVICE_URL": "http://x/", "RELAY_FAN_OUT_MAX": "2"}
+    with pytest.raises(ConfigError, match="RELAY_FAN_OUT_ENDPOINT is not set"):
+        load_relay_config(base)
+    full = {
+        **base,
+        "RELAY_FAN_OUT_ENDPOINT": "https://1.cn-hangzhou.fc.aliyuncs.com",
+        "RELAY_FAN_OUT_SERVICE": "s",
+        "RELAY_FAN_OUT_FUNCTION": "relay",
+        "ALIBABA_CLOUD_ACCESS_KEY_ID": "AKID",
+    }
+    with pytest.raises(ConfigError, match="ALIBABA_CLOUD_ACCESS_KEY_SECRET is not set"):
+        load_relay_config(full)
+    config = load_relay_config({**full, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "k"})
+    # 10,000 open events at 2,000 each call for 4 more; 16 partitions by 4 leave room for 3.
+    assert wanted(10_000, config) == 2  # RELAY_FAN_OUT_MAX
+    assert wanted(10_000, dataclasses.replace(config, fan_out_max=9)) == 3
+    assert wanted(2_000, config) == 0
