@@ -140,30 +140,36 @@ class RelayConfig:
     def _check_fan_out(self) -> None:
         _at_least("RELAY_FAN_OUT_MAX", self.fan_out_max, 0)
         _at_least("RELAY_FAN_OUT_EVENTS", self.fan_out_events, 1)
-        if not self.fan_out_max:
-            return
+        if self.fan_out_max:
+            self._check_function(
+                "RELAY_FAN_OUT",
+                (self.fan_out_endpoint, self.fan_out_service, self.fan_out_function),
+                "RELAY_FAN_OUT_MAX",
+            )
+
+    def _check_function(
+        self, prefix: str, target: tuple[str | None, str | None, str | None], needed_by: str
+    ) -> None:
+        """A Function Compute function to invoke: `PREFIX_ENDPOINT`, `_SERVICE`, `_FUNCTION`
+        and the credentials that sign the invocation."""
+        endpoint, service, function = target
         for variable, value in (
-            ("RELAY_FAN_OUT_ENDPOINT", self.fan_out_endpoint),
-            ("RELAY_FAN_OUT_SERVICE", self.fan_out_service),
-            ("RELAY_FAN_OUT_FUNCTION", self.fan_out_function),
+            (f"{prefix}_ENDPOINT", endpoint),
+            (f"{prefix}_SERVICE", service),
+            (f"{prefix}_FUNCTION", function),
             ("ALIBABA_CLOUD_ACCESS_KEY_ID", self.access_key_id),
             ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", self.access_key_secret),
         ):
             if not value:
-                raise ConfigError(f"{variable} is not set: RELAY_FAN_OUT_MAX needs it")
-        _check_url("RELAY_FAN_OUT_ENDPOINT", str(self.fan_out_endpoint))
+                raise ConfigError(f"{variable} is not set: {needed_by} needs it")
+        _check_url(f"{prefix}_ENDPOINT", str(endpoint))
 
     def _check_fc(self) -> None:
-        for variable, value in (
-            ("RELAY_FC_ENDPOINT", self.fc_endpoint),
-            ("RELAY_FC_SERVICE", self.fc_service),
-            ("RELAY_FC_FUNCTION", self.fc_function),
-            ("ALIBABA_CLOUD_ACCESS_KEY_ID", self.access_key_id),
-            ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", self.access_key_secret),
-        ):
-            if not value:
-                raise ConfigError(f"{variable} is not set: RELAY_PUBLISHER=fc needs it")
-        _check_url("RELAY_FC_ENDPOINT", str(self.fc_endpoint))
+        self._check_function(
+            "RELAY_FC",
+            (self.fc_endpoint, self.fc_service, self.fc_function),
+            "RELAY_PUBLISHER=fc",
+        )
         if self.fc_invocation_type not in ("async", "sync"):
             raise ConfigError(
                 f"RELAY_FC_INVOCATION_TYPE must be async or sync, got {self.fc_invocation_type!r}"
