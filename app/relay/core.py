@@ -10,7 +10,6 @@ Firestore's clock (`app.relay.clock`), never this machine's.
 from __future__ import annotations
 
 import logging
-import math
 import random
 import threading
 import time
@@ -31,13 +30,12 @@ from app.relay.config import RelayConfig
 from app.relay.drain import PartitionDrain
 from app.relay.factory import publisher_for
 from app.relay.leases import LeaseStore
-from app.relay.leasing import lease_batch, look_for_due
+from app.relay.leasing import drain_due, lease_batch
 from app.relay.partition_leases import PartitionLeases
 from app.relay.pipeline import InFlight, Pipeline, hand_to
 from app.relay.publishers import Publisher
 from app.relay.settler import OnSettled, Settler
 from app.relay.transitions import bounded_instance_id
-from app.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -68,11 +66,6 @@ _COUNTS = (
     "partitionsClaimed",
     "fannedOut",
 )
-
-_ABANDONED_CHECK_SECONDS = 10.0
-# At most this many PENDING documents read per run to find unscheduled ones (see
-# `app.relay.unscheduled`); only when the counts say there are any.
-_UNSCHEDULED_SCAN_LIMIT = 1000
 
 
 class Relay:
@@ -159,7 +152,7 @@ class Relay:
                     summary["stoppedBy"] = drain.run(pipeline)
             else:
                 with self.pipeline(deadline, instance, tally) as pipeline:
-                    summary["stoppedBy"] = self._drain(pipeline)
+                    summary["stoppedBy"] = drain_due(self, pipeline)
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
         except google_exceptions.GoogleAPIError as exc:
@@ -224,36 +217,3 @@ class Relay:
     @property
     def store(self) -> LeaseStore:
         return self._store
-
-    def _drain(self, run: Pipeline) -> str:
-        """Heal what the due query cannot see, then lease the next batch while the last one
-        is still being published, with at most two batches in flight (which bounds memory
-        whatever the backlog). Returns why it stopped."""
-        # The counts also give the first reading of Firestore's clock.
-        unscheduled = find_unscheduled(self._store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
-        run.tally["unscheduled"] += unscheduled.count
-        for start in range(0, len(unscheduled.found), self.config.batch_size):
-            run.in_flight.wait_below(self.config.batch_size)
-            self.deliver(run, unscheduled.found[start : start + self.config.batch_size])
-        # Leases expire slowly, so looking for abandoned ones before every batch would only
-        # add an empty query (billed as one read) per batch: look at the start, then every
-        # few seconds, and again at once while the last look came back full.
-        abandoned_checked = -math.inf
-        while True:
-            if run.deadline - time.monotonic() < self.config.attempt_seconds:
-                return "budget"
-            run.in_flight.wait_below(self.config.batch_size)
-            if run.breaker.open:
-                return "channel"
-            if run.settler.error is not None:
-                return "error"  # run() raises it when the settler closes
-            look = time.monotonic() - abandoned_checked >= _ABANDONED_CHECK_SECONDS
-            snapshots, abandoned = look_for_due(
-                self._store, self.config, run.tally, look_for_abandoned=look
-            )
-            if look:
-                full = abandoned == self.config.batch_size
-                abandoned_checked = -math.inf if full else time.monotonic()
-            if not snapshots:
-                return "drained"
-            self.deliver(run, snapshots)
