@@ -129,3 +129,20 @@ def test_the_held_command_lists_held_aggregates_and_releases_one(
     assert code == 2 and "AGGREGATE_ID" in err  # refused before anything is written
     make_relay(db, settings, receiver.url).run()
     assert outbox(db, settings)[later]["status"] == "PROCESSED"
+
+
+def test_without_ordering_a_retried_event_does_not_hold_back_its_aggregate(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    ids = add_steps(db, settings, ["a"] * 3)
+    receiver.respond = lambda r: Answer(503 if r.json()["seq"] == 0 else 200)
+    summary = make_relay(db, settings, receiver.url, ordering="none").run()
+    events = outbox(db, settings)
+    assert [events[i]["status"] for i in ids] == ["PENDING", "PROCESSED", "PROCESSED"]
+    assert summary["retried"] == 1
+    # With order (the default) the same answers leave the later ones waiting.
+    ids = add_steps(db, settings, ["b"] * 3)
+    receiver.respond = lambda r: Answer(503 if r.json() == {"aggregate": "b", "seq": 0} else 200)
+    make_relay(db, settings, receiver.url, backoff_base_seconds=30, backoff_max_seconds=60).run()
+    events = outbox(db, settings)
+    assert [events[i]["status"] for i in ids] == ["PENDING"] * 3
