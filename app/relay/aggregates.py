@@ -3,8 +3,10 @@
 Holding a partition makes this invocation the only one delivering its events, so what it read
 is the truth until it settles: events wait in one queue per aggregate, in the order the
 partition query returned them (commit order, then batch order). At most one event per
-aggregate is in flight; the next one goes only once the one before is `PROCESSED` (or
-`FAILED` with `RELAY_FAILED_HEAD=skip`). Anything else blocks the aggregate for the rest of
+aggregate is in flight; the next one goes only once the one before was delivered (or failed
+for good with `RELAY_FAILED_HEAD=skip`), without waiting for its settle: a settle that does
+not land only means the event is delivered again, after the later ones, and consumers
+deduplicate on its id. Anything else blocks the aggregate for the rest of
 the run (a retry, a hold, a lost settle, an event never sent), while the other aggregates of
 the same partition go on. With `RELAY_ORDERING=none` every event is its own queue.
 """
@@ -35,6 +37,7 @@ class Aggregates:
         self._blocked: set[str] = set()
         self._active: dict[str, int] = {}  # aggregate -> the partition of its event in flight
         self.lost: set[int] = set()  # partitions whose settles were refused: not ours any more
+        self._partitions: dict[str, int] = {}  # event id -> its partition, until settled
 
     def key(self, document: Found) -> str:
         data = document.to_dict() or {}
@@ -72,6 +75,7 @@ class Aggregates:
                 if partition in self.lost:
                     continue
                 self._active[key] = partition
+                self._partitions[document.id] = partition
                 taken.append((key, partition, document))
         return taken
 
@@ -85,16 +89,24 @@ class Aggregates:
             self.changed.notify_all()
 
     def settled(self, lease: Lease, kind: str, written: Written | None) -> None:
-        """How a settle ended decides whether the aggregate's next event may go."""
-        key = lease.event.aggregate_id if self._ordered else "\0" + lease.event.event_id
-        with self.changed:
-            partition = self._active.get(key)
-        applied = written is not None and written.applied
-        go_on = applied and (kind == "processed" or (kind == "failed" and self._skip_failed))
-        if written is not None and written.outcome is WriteOutcome.LOST and partition is not None:
+        """The settler's word on a settle: a lost one means the partition was taken over
+        (its aggregates already went on or stopped when the publish ended)."""
+        if written is not None and written.outcome is WriteOutcome.LOST:
+            partition = self._partitions.pop(lease.event.event_id, None)
             with self.changed:
-                self.lost.add(partition)
-        self.finish(key, go_on=go_on)
+                if partition is not None:
+                    self.lost.add(partition)
+        else:
+            self._partitions.pop(lease.event.event_id, None)
+
+    def ready(self) -> int:
+        """Events waiting whose aggregate is neither blocked nor in flight."""
+        with self.changed:
+            return sum(
+                len(q)
+                for k, q in self._queues.items()
+                if k not in self._active and k not in self._blocked
+            )
 
     @property
     def in_flight(self) -> int:

@@ -19,7 +19,9 @@ import logging
 import random
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
@@ -32,6 +34,7 @@ from app.relay.partition_leases import HeldPartition, PartitionLeases
 from app.relay.partition_scan import OPEN, heal_unpartitioned, held_events, open_events
 from app.relay.partitions import HELD
 from app.relay.pipeline import hand_to
+from app.relay.publishers import Outcome, PublishResult
 from app.relay.settler import Lease
 from app.relay.transitions import plan_lease
 
@@ -124,15 +127,14 @@ class PartitionDrain:
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
         cursors: dict[int, Found | None] = {h.partition: None for h in held}
-        while cursors:
+        stop = ""
+        while not stop:
             stop = self._stopping(run)
-            if stop:
-                return held, stop
             held = self._renew(run, held)
             live = {h.partition for h in held} - self.aggregates.lost
             cursors = {p: c for p, c in cursors.items() if p in live}
             limit = max(1, self._config.batch_size // max(1, len(cursors)))
-            for partition, after in list(cursors.items()):
+            for partition, after in [] if stop else list(cursors.items()):
                 page = self._store.run(open_events(self._store, partition, limit, after))
                 run.tally["batches"] += 1
                 self.aggregates.add(partition, page)
@@ -140,11 +142,18 @@ class PartitionDrain:
                     del cursors[partition]  # drained for this run
                 else:
                     cursors[partition] = page[-1]
-            self._deliver(run, {h.partition: h for h in held})
-        return held, ""
+            if not self._deliver(run, {h.partition: h for h in held}, more=bool(cursors)):
+                break
+        # Every settle lands (or gives up) before the partitions are released: the next
+        # holder must not find an event delivered here still PENDING.
+        while not run.in_flight.wait_below(1, _WAKE_SECONDS):
+            if run.settler.error is not None:
+                break
+        return held, stop
 
-    def _deliver(self, run: Pipeline, held: dict[int, HeldPartition]) -> None:
-        """Publish the heads of the queued aggregates until none can go on."""
+    def _deliver(self, run: Pipeline, held: dict[int, HeldPartition], *, more: bool) -> bool:
+        """Publish the heads of the queued aggregates; return True to read more pages
+        first (when `more` are left and few events wait), False once none can go on."""
         aggregates = self.aggregates
         while True:
             room = self._config.batch_size - aggregates.in_flight
@@ -156,13 +165,27 @@ class PartitionDrain:
                 run.tally["leased"] += 1
                 run.in_flight.acquire(1)
                 future = run.pool.submit(self._attempts.publish, lease, run)
-                future.add_done_callback(hand_to(run.settler, lease))
+                future.add_done_callback(self._published(run, key, lease))
             with aggregates.changed:
-                if aggregates.in_flight == 0 and not heads:
-                    return
-                if run.settler.error is not None:
-                    return  # it settles nothing more: leaving raises its error
+                if run.settler.error is not None or (aggregates.in_flight == 0 and not heads):
+                    return more and run.settler.error is None and not self._stopping(run)
+                if more and aggregates.ready() < self._config.batch_size // 2:
+                    return True  # read ahead while what was read is being published
                 aggregates.changed.wait(_WAKE_SECONDS)
+
+    def _published(self, run: Pipeline, key: str, lease: Lease) -> Callable[[Future[Any]], None]:
+        """The aggregate's next event may go as soon as this one was delivered (in order:
+        its settle follows, and a settle that does not land only means it is delivered
+        again, which the consumer deduplicates); then the result goes to the settler."""
+        settle = hand_to(run.settler, lease)
+        config = self._config
+
+        def done(published: Future[Any]) -> None:
+            result = published.result()
+            self.aggregates.finish(key, go_on=goes_on(result, lease.attempt, config))
+            settle(published)
+
+        return done
 
     def _lease(self, run: Pipeline, key: str, held: HeldPartition, document: Found) -> Lease | None:
         """The lease to publish `document` under, or None (the aggregate is then finished:
@@ -236,3 +259,16 @@ class PartitionDrain:
         if self._stop.is_set():
             return True  # follow mode is stopping: settle what is in flight, then leave
         return run.deadline - time.monotonic() < self._config.attempt_seconds
+
+
+def goes_on(result: PublishResult | None, attempt: int, config: RelayConfig) -> bool:
+    """Whether an aggregate's next event may follow this publish: it was delivered, or it
+    failed for good and `RELAY_FAILED_HEAD=skip`."""
+    if result is None:
+        return False
+    if result.outcome is Outcome.DELIVERED:
+        return True
+    failed = result.outcome is Outcome.REJECTED or (
+        result.outcome is Outcome.RETRY and attempt >= config.max_attempts
+    )
+    return failed and config.failed_head == "skip"

@@ -4,7 +4,6 @@ per-aggregate order the drain keeps (with hand-made documents, no Firestore)."""
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
 import subprocess
 import sys
@@ -16,8 +15,10 @@ from app.cas import WriteOutcome, Written
 from app.errors import ConfigError
 from app.relay.aggregates import Aggregates
 from app.relay.config import load_relay_config
+from app.relay.drain import goes_on
 from app.relay.fan_out import wanted
 from app.relay.partitions import configured_partitions, partition_of
+from app.relay.publishers import Outcome, PublishResult
 from tests.helpers import FAST
 
 
@@ -70,9 +71,6 @@ def lease_of(document: Doc) -> Any:
     return type("L", (), {"event": event})
 
 
-APPLIED = Written(WriteOutcome.APPLIED, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
-
-
 def test_one_event_per_aggregate_goes_at_a_time_and_a_retry_blocks_only_its_aggregate() -> None:
     docs = [Doc(f"{a}{n}", {"aggregateId": a}) for n in range(3) for a in "ab"]
     aggregates = Aggregates(ordered=True, skip_failed=False)
@@ -80,12 +78,22 @@ def test_one_event_per_aggregate_goes_at_a_time_and_a_retry_blocks_only_its_aggr
     first = aggregates.heads(10)
     assert [d.id for _, _, d in first] == ["a0", "b0"]
     assert aggregates.heads(10) == []  # both in flight
-    aggregates.settled(lease_of(docs[0]), "processed", APPLIED)
-    aggregates.settled(lease_of(docs[1]), "retried", APPLIED)
+    aggregates.finish("a", go_on=True)  # delivered
+    aggregates.finish("b", go_on=False)  # to be retried
     assert [d.id for _, _, d in aggregates.heads(10)] == ["a1"]  # b waits behind its retry
-    aggregates.settled(lease_of(docs[2]), "failed", APPLIED)  # held: a stops too
+    aggregates.finish("a", go_on=False)  # held: a stops too
     assert aggregates.heads(10) == [] and aggregates.in_flight == 0
     assert aggregates.waiting() == 0  # a blocked aggregate's events are not kept
+
+
+def test_the_next_event_follows_a_delivery_or_a_skipped_failure_only() -> None:
+    retry = PublishResult(Outcome.RETRY, "HTTP 503")
+    config = dataclasses.replace(FAST, max_attempts=3)
+    assert goes_on(PublishResult(Outcome.DELIVERED), 1, config)
+    assert not goes_on(retry, 1, config) and not goes_on(None, 1, config)
+    assert not goes_on(retry, 3, config)  # failed for good: held
+    assert goes_on(retry, 3, dataclasses.replace(config, failed_head="skip"))
+    assert not goes_on(PublishResult(Outcome.CHANNEL, "HTTP 401"), 1, config)
 
 
 def test_unordered_events_go_side_by_side_and_a_lost_settle_gives_up_the_partition() -> None:
