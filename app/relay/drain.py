@@ -133,7 +133,9 @@ class PartitionDrain:
             held = self._renew(run, held)
             live = {h.partition for h in held} - self.aggregates.lost
             cursors = {p: c for p, c in cursors.items() if p in live}
-            limit = max(1, self._config.batch_size // max(1, len(cursors)))
+            # A page of RELAY_BATCH_SIZE per partition held (at most RELAY_PARTITIONS_PER_CLAIM
+            # pages in memory): fewer, fuller queries, each a round trip to Firestore.
+            limit = self._config.batch_size
             for partition, after in [] if stop else list(cursors.items()):
                 page = self._store.run(open_events(self._store, partition, limit, after))
                 run.tally["batches"] += 1
