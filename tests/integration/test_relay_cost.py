@@ -85,3 +85,23 @@ def test_with_partition_leases_each_event_costs_one_read_and_one_write(
     assert make_relay(relay_db, settings, receiver.url, batch_size=50).run()["processed"] == 120
     assert counts.writes == 120 + 2 * 16  # the lease documents exist now
     assert counts.snapshot()["reads"] == 120 + (16 + 12 + 8 + 4)
+
+
+def test_a_few_open_events_claim_only_their_partitions(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    add_orders(db, settings, 1)
+    assert make_relay(db, settings, receiver.url).run()["processed"] == 1  # leases created
+    [event_id] = set(add_orders(db, settings, 1)) - {
+        e for e, v in outbox(db, settings).items() if v["status"] == "PROCESSED"
+    }
+    relay_db = get_db_client(settings)
+    counts = meter(relay_db)
+    summary = make_relay(relay_db, settings, receiver.url).run()
+    assert (summary["processed"], summary["partitionsClaimed"]) == (1, 1)
+    # Its settle, and its partition claimed and released: not all 16 partitions.
+    assert counts.writes == 1 + 2
+    # The event read twice (the query naming the partitions with open events, its page),
+    # one lease document; the four counts are billed as reads, not documents.
+    assert counts.snapshot()["reads"] == 2 + 1
+    assert outbox(db, settings)[event_id]["status"] == "PROCESSED"
