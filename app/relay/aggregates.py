@@ -19,10 +19,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from app.cas import WriteOutcome
+from app.relay.publishers import Outcome, PublishResult
 
 if TYPE_CHECKING:
     from app.cas import Written
     from app.firestore_raw import Found
+    from app.relay.config import RelayConfig
     from app.relay.settler import Lease
 
 
@@ -117,3 +119,16 @@ class Aggregates:
         """Events read and still waiting, blocked or not."""
         with self.changed:
             return sum(len(q) for q in self._queues.values())
+
+
+def goes_on(result: PublishResult | None, attempt: int, config: RelayConfig) -> bool:
+    """Whether an aggregate's next event may follow this publish: it was delivered, or it
+    failed for good and `RELAY_FAILED_HEAD=skip`."""
+    if result is None:
+        return False
+    if result.outcome is Outcome.DELIVERED:
+        return True
+    failed = result.outcome is Outcome.REJECTED or (
+        result.outcome is Outcome.RETRY and attempt >= config.max_attempts
+    )
+    return failed and config.failed_head == "skip"

@@ -14,7 +14,6 @@ an aggregate is kept in memory (`app.relay.aggregates`).
 
 from __future__ import annotations
 
-import datetime
 import logging
 import random
 import threading
@@ -23,20 +22,16 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
-from google.cloud.firestore import FieldFilter
-
 from app.cas import Change
 from app.logs import log_event
-from app.relay.aggregates import Aggregates
-from app.relay.events import OutboxEvent
+from app.relay.aggregates import Aggregates, goes_on
 from app.relay.fan_out import wanted
+from app.relay.heads import take_head
 from app.relay.partition_leases import HeldPartition, PartitionLeases
-from app.relay.partition_scan import OPEN, heal_unpartitioned, held_events, open_events
-from app.relay.partitions import HELD, PARTITION
+from app.relay.partition_scan import held_events, open_events
 from app.relay.pipeline import hand_to
-from app.relay.publishers import Outcome, PublishResult
 from app.relay.settler import Lease
-from app.relay.transitions import plan_lease
+from app.relay.survey import survey
 
 if TYPE_CHECKING:
     from app.firestore_raw import Found
@@ -48,8 +43,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("app.relay.core")
 
-# Documents read per run to find events without a partition (only when the counts differ).
-HEAL_SCAN_LIMIT = 1000
 # Held aggregates read per partition: more than this many held at once is an outage to fix.
 HELD_READ_LIMIT = 1000
 _WAKE_SECONDS = 0.2
@@ -85,24 +78,13 @@ class PartitionDrain:
     def run(self, run: Pipeline) -> str:
         """Drain until every partition was visited or a stop; returns why it stopped."""
         tally = run.tally
-        # Also the first reading of Firestore's clock; an idle outbox costs this one read.
-        open_count, _ = self._store.count_at(
-            self._store.collection.where(filter=FieldFilter("status", "in", OPEN)), None
-        )
-        if not open_count:
+        looked = survey(self._store, self._config, tally)
+        if not looked.open_events:
             return "drained"
-        more = wanted(open_count, self._config) if self._fan_out is not None else 0
-        if self._fan_out is not None and more:
+        self._anything_held = looked.anything_held
+        if self._fan_out is not None and (more := wanted(looked.open_events, self._config)):
             tally["fannedOut"] += self._fan_out.start(more, run.instance)
-        found = heal_unpartitioned(self._store, self._config.partitions, scan_limit=HEAL_SCAN_LIMIT)
-        tally["unscheduled"] += found.missing
-        tally["healed"] += found.healed
-        tally["poisoned"] += found.parked
-        tally["failed"] += found.parked
-        if self._holds_failed:  # one read, instead of one per partition drained
-            held_query = self._store.collection.where(filter=FieldFilter(HELD, "==", True))
-            self._anything_held = self._store.count_at(held_query, None)[0] > 0
-        visited = self._empty_partitions(open_count)
+        visited = set(looked.empty)
         while True:
             if self._out_of_time(run):
                 return "budget"
@@ -119,19 +101,6 @@ class PartitionDrain:
                 self._leases.release([h for h in held if h.partition not in self.aggregates.lost])
             if stop:
                 return stop
-
-    def _empty_partitions(self, open_count: int) -> set[int]:
-        """With a few open events (follow mode, a quiet timer tick), the partitions that have
-        none, from one query reading just their `partition` (a read per event, at most two
-        per partition): cheaper than claiming and releasing every partition (two writes)."""
-        limit = 2 * self._config.partitions
-        if open_count >= limit:
-            return set()  # a backlog: most partitions have some
-        query = self._store.collection.where(filter=FieldFilter("status", "in", OPEN))
-        found = self._store.run(query.select([PARTITION]).limit(limit))
-        if len(found) >= limit:
-            return set()  # more came meanwhile
-        return set(range(self._config.partitions)) - {d.get(PARTITION) for d in found}
 
     def _drain(self, run: Pipeline, held: list[HeldPartition]) -> tuple[list[HeldPartition], str]:
         """Deliver the held partitions' events page by page; ("" when they are done)."""
@@ -205,34 +174,22 @@ class PartitionDrain:
     def _lease(self, run: Pipeline, key: str, held: HeldPartition, document: Found) -> Lease | None:
         """The lease to publish `document` under, or None (the aggregate is then finished:
         not due yet, still leased by a relay of 0.2, or parked as FAILED here)."""
-        data = document.to_dict() or {}
-        now = self._store.clock.earliest()
-        lock = datetime.timedelta(seconds=self._config.lock_timeout_seconds)
-        due_at, leased_at = data.get("nextAttemptAt"), data.get("updatedAt")
-        waiting = isinstance(due_at, datetime.datetime) and due_at > now
-        if data.get("status") == "PROCESSING":  # an event-lease relay's lease, maybe live
-            waiting = isinstance(leased_at, datetime.datetime) and leased_at > now - lock
-        if waiting:
-            self.aggregates.finish(key, go_on=False)
-            return None
-        if isinstance(due_at, datetime.datetime):
-            lag_ms = round((now - due_at).total_seconds() * 1000)
-            run.tally["lagMs"] = max(run.tally["lagMs"], lag_ms)
-        plan = plan_lease(
-            document.id, data, instance=run.instance, max_attempts=self._config.max_attempts
+        head = take_head(
+            document,
+            now=self._store.clock.earliest(),
+            config=self._config,
+            instance=run.instance,
+            leased_at=held.valid_until - self._leases.duration,
         )
-        run.tally["reclaimed"] += plan.reclaim  # a lease of 0.2 that expired
-        if plan.kind != "leased" or plan.event is None:
-            fields = dict(plan.fields)
-            if self._holds_failed and isinstance(data.get("aggregateId"), str):
-                fields[HELD] = True  # as a FAILED settle would: later runs wait for it too
-            self._park(run, document, fields)
+        run.tally["reclaimed"] += head.reclaim  # a lease of 0.2 that expired
+        if head.lag_ms is not None:
+            run.tally["lagMs"] = max(run.tally["lagMs"], head.lag_ms)
+        if head.park is not None:
+            self._park(run, document, head.park)
             self.aggregates.finish(key, go_on=self._config.failed_head == "skip")
-            return None
-        event: OutboxEvent = plan.event
-        change = Change(document.reference, document.update_time, {})
-        started = held.valid_until - self._leases.duration
-        return Lease(event, change, started, event.attempts + 1, one_write=True)
+        elif head.lease is None:
+            self.aggregates.finish(key, go_on=False)
+        return head.lease
 
     def _park(self, run: Pipeline, document: Found, fields: dict[str, object]) -> None:
         [written] = self._store.write([Change(document.reference, document.update_time, fields)])
@@ -250,13 +207,7 @@ class PartitionDrain:
             )
 
     def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
-        """Renew the leases once half their time is gone (follow mode, long budgets)."""
-        if (
-            not held
-            or min(h.valid_until for h in held) - time.monotonic() > self._leases.duration / 2
-        ):
-            return held
-        renewed = self._leases.renew(held, run.instance)
+        renewed = self._leases.renew_due(held, run.instance)
         kept = {h.partition for h in renewed}
         self.aggregates.lost.update(h.partition for h in held if h.partition not in kept)
         return renewed
@@ -274,16 +225,3 @@ class PartitionDrain:
         if self._stop.is_set():
             return True  # follow mode is stopping: settle what is in flight, then leave
         return run.deadline - time.monotonic() < self._config.attempt_seconds
-
-
-def goes_on(result: PublishResult | None, attempt: int, config: RelayConfig) -> bool:
-    """Whether an aggregate's next event may follow this publish: it was delivered, or it
-    failed for good and `RELAY_FAILED_HEAD=skip`."""
-    if result is None:
-        return False
-    if result.outcome is Outcome.DELIVERED:
-        return True
-    failed = result.outcome is Outcome.REJECTED or (
-        result.outcome is Outcome.RETRY and attempt >= config.max_attempts
-    )
-    return failed and config.failed_head == "skip"

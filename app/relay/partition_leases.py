@@ -109,6 +109,13 @@ class PartitionLeases:
         """Extend the leases still held; a lease lost meanwhile is left out of the answer."""
         return self._hold([(h.partition, h.update_time) for h in held], holder)
 
+    def renew_due(self, held: Sequence[HeldPartition], holder: str) -> list[HeldPartition]:
+        """`renew()` once half the leases' time is gone (follow mode, long budgets), else
+        `held` as it is."""
+        if not held or min(h.valid_until for h in held) - time.monotonic() > self.duration / 2:
+            return list(held)
+        return self.renew(held, holder)
+
     def release(self, held: Sequence[HeldPartition]) -> None:
         """Free the leases at once (a lease lost meanwhile is left as its new holder has it)."""
         changes = [
