@@ -13,6 +13,7 @@ from app.config import default_settings
 from app.domain import REQUEST_HASH_FIELD, EventStatus, label_problem
 from app.errors import InvalidInput
 from app.firestore_limits import OUTBOX_HEADROOM_BYTES, check_document_id, json_value_problem
+from app.relay.partitions import PARTITION, SEQUENCE, configured_partitions, partition_of
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -102,6 +103,7 @@ class OutboxRepository(_Repository):
     """Outbox events in `OUTBOX_COLLECTION`; the document id is the event id."""
 
     _setting = "outbox_collection"
+    _partitions: int | None = None
 
     def add(self, event_data: Mapping[str, Any], uow: FirestoreUnitOfWork | None = None) -> str:
         """Queue a `PENDING` outbox event and return its id: `uow.outbox.add(event)`, or
@@ -126,6 +128,11 @@ class OutboxRepository(_Repository):
         if problem:
             raise InvalidInput(f"event {problem}")
         _checked_id(event_id, "eventId")
+        if self._partitions is None:
+            self._partitions = configured_partitions()
+        # The relay delivers one aggregate's events in (createdAt, sequence) order: the
+        # commit time orders units of work, the position in this one orders its events.
+        sequence = target.pending_writes
         target.add_create(
             self._collection.document(event_id),
             {
@@ -133,6 +140,8 @@ class OutboxRepository(_Repository):
                 "eventType": event_data["eventType"],
                 "aggregateType": event_data["aggregateType"],
                 "aggregateId": event_data["aggregateId"],
+                PARTITION: partition_of(str(event_data["aggregateId"]), self._partitions),
+                SEQUENCE: sequence,
                 "payload": dict(payload),
                 "status": EventStatus.PENDING.value,
                 "attempts": 0,

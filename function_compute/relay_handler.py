@@ -20,6 +20,7 @@ from app.firestore_client import get_db_client
 from app.logs import configure_logging, log_event
 from app.relay import Relay, RelayConfig
 from app.relay.factory import publisher_for
+from app.relay.fan_out import is_fan_out
 from app.relay.publishers import Publisher
 
 logger = logging.getLogger("firestore_outbox.relay")
@@ -64,7 +65,11 @@ def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str,
         }
         log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
     else:
-        summary = relay.run(time_budget=_time_budget(context, relay.config), instance_id=request_id)
+        summary = relay.run(
+            time_budget=_time_budget(context, relay.config),
+            instance_id=request_id,
+            fan_out=not is_fan_out(trigger),  # a fanned-out invocation starts no more
+        )
     summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
     log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
     return summary

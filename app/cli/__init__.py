@@ -15,12 +15,24 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
-from app.cli import api, demo, emulator, inspect, purge, receiver, reconcile, relay, requeue, status
+from app.cli import (
+    api,
+    demo,
+    emulator,
+    held,
+    inspect,
+    purge,
+    receiver,
+    reconcile,
+    relay,
+    requeue,
+    status,
+)
 from app.cli.failures import run_guarded
 from app.configuration import Configuration
 from app.logs import configure_logging
 
-COMMANDS = (status, inspect, requeue, purge, relay, reconcile, demo, receiver, emulator, api)
+COMMANDS = (status, inspect, requeue, held, purge, relay, reconcile, demo, receiver, emulator, api)
 
 __all__ = ["main"]
 

@@ -11,6 +11,7 @@ from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.relay.amqp_fc3_checks import check_amqp, check_fc3
+from app.relay.partitions import DEFAULT_PARTITIONS, check_partitions
 from app.relay.target_checks import check_eventbridge, check_mns, check_rocketmq, flag
 from app.signing import parse_secrets
 from app.urls import url_problem
@@ -81,8 +82,24 @@ class RelayConfig:
     access_key_secret: str | None = field(default=None, repr=False)
     security_token: str | None = field(default=None, repr=False)
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+    # "partition": invocations lease partitions and settle each event with one write;
+    # "event": the per-event leases of 0.2 (two writes per event, no order), kept to compare.
+    leases: str = "partition"
+    partitions: int = DEFAULT_PARTITIONS
+    ordering: str = "aggregate"  # or "none"
+    failed_head: str = "hold"  # or "skip": what a FAILED event does to its aggregate's later ones
+    partition_collection: str = "outbox_partitions"
+    partitions_per_claim: int = 4
+    # Fan-out on Function Compute (`app.relay.fan_out`): 0 turns it off.
+    fan_out_max: int = 0
+    fan_out_events: int = 2000  # events one invocation is expected to drain in its budget
+    fan_out_endpoint: str | None = None
+    fan_out_service: str | None = None
+    fan_out_function: str | None = None
 
     def __post_init__(self) -> None:
+        self._check_partitioning()
+        self._check_fan_out()
         if self.publisher == "http":
             if self.downstream_url is None:
                 raise ConfigError(
@@ -144,17 +161,52 @@ class RelayConfig:
         except ValueError as exc:
             raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
 
-    def _check_fc(self) -> None:
+    def _check_partitioning(self) -> None:
+        for variable, value, allowed in (
+            ("RELAY_LEASES", self.leases, ("partition", "event")),
+            ("RELAY_ORDERING", self.ordering, ("aggregate", "none")),
+            ("RELAY_FAILED_HEAD", self.failed_head, ("hold", "skip")),
+        ):
+            if value not in allowed:
+                raise ConfigError(f"{variable} must be {' or '.join(allowed)}, got {value!r}")
+        check_partitions(self.partitions)
+        _at_least("RELAY_PARTITIONS_PER_CLAIM", self.partitions_per_claim, 1)
+        if not self.partition_collection.strip() or "/" in self.partition_collection:
+            raise ConfigError("RELAY_PARTITION_COLLECTION must be a collection name")
+
+    def _check_fan_out(self) -> None:
+        _at_least("RELAY_FAN_OUT_MAX", self.fan_out_max, 0)
+        _at_least("RELAY_FAN_OUT_EVENTS", self.fan_out_events, 1)
+        if self.fan_out_max:
+            self._check_function(
+                "RELAY_FAN_OUT",
+                (self.fan_out_endpoint, self.fan_out_service, self.fan_out_function),
+                "RELAY_FAN_OUT_MAX",
+            )
+
+    def _check_function(
+        self, prefix: str, target: tuple[str | None, str | None, str | None], needed_by: str
+    ) -> None:
+        """A Function Compute function to invoke: `PREFIX_ENDPOINT`, `_SERVICE`, `_FUNCTION`
+        and the credentials that sign the invocation."""
+        endpoint, service, function = target
         for variable, value in (
-            ("RELAY_FC_ENDPOINT", self.fc_endpoint),
-            ("RELAY_FC_SERVICE", self.fc_service),
-            ("RELAY_FC_FUNCTION", self.fc_function),
+            (f"{prefix}_ENDPOINT", endpoint),
+            (f"{prefix}_SERVICE", service),
+            (f"{prefix}_FUNCTION", function),
             ("ALIBABA_CLOUD_ACCESS_KEY_ID", self.access_key_id),
             ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", self.access_key_secret),
         ):
             if not value:
-                raise ConfigError(f"{variable} is not set: RELAY_PUBLISHER=fc needs it")
-        _check_url("RELAY_FC_ENDPOINT", str(self.fc_endpoint))
+                raise ConfigError(f"{variable} is not set: {needed_by} needs it")
+        _check_url(f"{prefix}_ENDPOINT", str(endpoint))
+
+    def _check_fc(self) -> None:
+        self._check_function(
+            "RELAY_FC",
+            (self.fc_endpoint, self.fc_service, self.fc_function),
+            "RELAY_PUBLISHER=fc",
+        )
         if self.fc_invocation_type not in ("async", "sync"):
             raise ConfigError(
                 f"RELAY_FC_INVOCATION_TYPE must be async or sync, got {self.fc_invocation_type!r}"
@@ -183,6 +235,10 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
     "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
     "retention_seconds": ("OUTBOX_RETENTION_SECONDS", float),
     "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", int),
+    "partitions": ("RELAY_PARTITIONS", int),
+    "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", int),
+    "fan_out_max": ("RELAY_FAN_OUT_MAX", int),
+    "fan_out_events": ("RELAY_FAN_OUT_EVENTS", int),
 }
 
 
@@ -222,6 +278,13 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
         security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),
         signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
+        leases=(get("RELAY_LEASES") or "partition").lower(),
+        ordering=(get("RELAY_ORDERING") or "aggregate").lower(),
+        failed_head=(get("RELAY_FAILED_HEAD") or "hold").lower(),
+        partition_collection=get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
+        fan_out_endpoint=get("RELAY_FAN_OUT_ENDPOINT"),
+        fan_out_service=get("RELAY_FAN_OUT_SERVICE"),
+        fan_out_function=get("RELAY_FAN_OUT_FUNCTION"),
         **numbers,
     )
 

@@ -10,8 +10,8 @@ Firestore's clock (`app.relay.clock`), never this machine's.
 from __future__ import annotations
 
 import logging
-import math
 import random
+import threading
 import time
 import uuid
 from collections import Counter
@@ -27,19 +27,21 @@ from app.logs import log_event
 from app.relay.attempts import Attempts
 from app.relay.breaker import Breaker
 from app.relay.config import RelayConfig
+from app.relay.drain import PartitionDrain
 from app.relay.factory import publisher_for
 from app.relay.leases import LeaseStore
-from app.relay.leasing import lease_batch, look_for_due
+from app.relay.leasing import drain_due, lease_batch
+from app.relay.partition_leases import PartitionLeases
 from app.relay.pipeline import InFlight, Pipeline, hand_to
 from app.relay.publishers import Publisher
-from app.relay.settler import Settler
+from app.relay.settler import OnSettled, Settler
 from app.relay.transitions import bounded_instance_id
-from app.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
     from app.firestore_raw import DueDocument
+    from app.relay.fan_out import FanOut
 
 __all__ = ["Pipeline", "Relay"]
 
@@ -60,12 +62,10 @@ _COUNTS = (
     "leased",
     "batches",
     "lagMs",
+    "healed",
+    "partitionsClaimed",
+    "fannedOut",
 )
-
-_ABANDONED_CHECK_SECONDS = 10.0
-# At most this many PENDING documents read per run to find unscheduled ones (see
-# `app.relay.unscheduled`); only when the counts say there are any.
-_UNSCHEDULED_SCAN_LIMIT = 1000
 
 
 class Relay:
@@ -91,13 +91,42 @@ class Relay:
         self._source = source  # the CloudEvents `source` of every delivery
         self._attempts = Attempts(publisher or publisher_for(config), source, config)
         self._rng = rng or random.Random()
+        self._db = db
+        self._partition_collection = config.partition_collection
+        self._fan_out_client: FanOut | None = None
+
+    def _fan_out(self) -> FanOut | None:
+        if not self.config.fan_out_max:
+            return None
+        if self._fan_out_client is None:
+            from app.relay.fan_out import FanOut  # its Function Compute client: only if used
+
+            self._fan_out_client = FanOut(self.config, self._source)
+        return self._fan_out_client
+
+    def partition_leases(self) -> PartitionLeases:
+        """The partition leases this relay claims (`RELAY_LEASES=partition`)."""
+        return PartitionLeases(
+            self._db,
+            self._store,
+            self._partition_collection,
+            count=self.config.partitions,
+            duration=self.config.lock_timeout_seconds,
+        )
 
     def run(
-        self, *, time_budget: float | None = None, instance_id: str | None = None
+        self,
+        *,
+        time_budget: float | None = None,
+        instance_id: str | None = None,
+        stop: threading.Event | None = None,
+        fan_out: bool = False,
     ) -> dict[str, Any]:
         """Drain due events for at most `time_budget` seconds (default and ceiling: the
-        configured budget). Returns the summary; Firestore errors end the run with
-        `status: error`, and whatever was leased and not settled is taken back later."""
+        configured budget), or until `stop` is set (partition leases only: follow mode).
+        `fan_out`: may start more invocations for a large backlog (`app.relay.fan_out`).
+        Returns the summary; Firestore errors end the run with `status: error`, and whatever
+        was leased and not settled is taken back later."""
         started = time.monotonic()
         budget = self.config.time_budget_seconds
         if time_budget is not None:
@@ -107,8 +136,23 @@ class Relay:
         tally: Counter[str] = Counter()
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
         try:
-            with self.pipeline(deadline, instance, tally) as pipeline:
-                summary["stoppedBy"] = self._drain(pipeline)
+            if self.config.leases == "partition":
+                drain = PartitionDrain(
+                    self._store,
+                    self.partition_leases(),
+                    self._attempts,
+                    self.config,
+                    self._rng,
+                    stop=stop,
+                    fan_out=self._fan_out() if fan_out else None,
+                )
+                with self.pipeline(
+                    deadline, instance, tally, on_settled=drain.aggregates.settled
+                ) as pipeline:
+                    summary["stoppedBy"] = drain.run(pipeline)
+            else:
+                with self.pipeline(deadline, instance, tally) as pipeline:
+                    summary["stoppedBy"] = drain_due(self, pipeline)
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
         except google_exceptions.GoogleAPIError as exc:
@@ -129,10 +173,18 @@ class Relay:
         return summary
 
     @contextmanager
-    def pipeline(self, deadline: float, instance: str, tally: Counter[str]) -> Iterator[Pipeline]:
+    def pipeline(
+        self,
+        deadline: float,
+        instance: str,
+        tally: Counter[str],
+        *,
+        on_settled: OnSettled | None = None,
+    ) -> Iterator[Pipeline]:
         """A publishing pool and a settler for `deliver()`. Leaving waits until everything
         delivered is settled, counts into `tally`, and raises a Firestore error the settler
-        met. Settles are retried until `deadline` (monotonic)."""
+        met. Settles are retried until `deadline` (monotonic); `on_settled` hears how each
+        one ended."""
         in_flight = InFlight()
         settler = Settler(
             self._store,
@@ -141,6 +193,7 @@ class Relay:
             in_flight.release,
             instance=instance,
             deadline=deadline,
+            on_settled=on_settled,
         )
         breaker = Breaker(self.config.breaker_threshold, instance)
         try:
@@ -164,36 +217,3 @@ class Relay:
     @property
     def store(self) -> LeaseStore:
         return self._store
-
-    def _drain(self, run: Pipeline) -> str:
-        """Heal what the due query cannot see, then lease the next batch while the last one
-        is still being published, with at most two batches in flight (which bounds memory
-        whatever the backlog). Returns why it stopped."""
-        # The counts also give the first reading of Firestore's clock.
-        unscheduled = find_unscheduled(self._store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
-        run.tally["unscheduled"] += unscheduled.count
-        for start in range(0, len(unscheduled.found), self.config.batch_size):
-            run.in_flight.wait_below(self.config.batch_size)
-            self.deliver(run, unscheduled.found[start : start + self.config.batch_size])
-        # Leases expire slowly, so looking for abandoned ones before every batch would only
-        # add an empty query (billed as one read) per batch: look at the start, then every
-        # few seconds, and again at once while the last look came back full.
-        abandoned_checked = -math.inf
-        while True:
-            if run.deadline - time.monotonic() < self.config.attempt_seconds:
-                return "budget"
-            run.in_flight.wait_below(self.config.batch_size)
-            if run.breaker.open:
-                return "channel"
-            if run.settler.error is not None:
-                return "error"  # run() raises it when the settler closes
-            look = time.monotonic() - abandoned_checked >= _ABANDONED_CHECK_SECONDS
-            snapshots, abandoned = look_for_due(
-                self._store, self.config, run.tally, look_for_abandoned=look
-            )
-            if look:
-                full = abandoned == self.config.batch_size
-                abandoned_checked = -math.inf if full else time.monotonic()
-            if not snapshots:
-                return "drained"
-            self.deliver(run, snapshots)

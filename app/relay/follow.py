@@ -30,6 +30,7 @@ from google.api_core import exceptions as google_exceptions
 
 from app.logs import log_event
 from app.relay.core import Pipeline, Relay
+from app.relay.follow_partitions import follow_partitions
 from app.relay.follow_progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
 from app.relay.leasing import look_for_due
 from app.relay.listener import Listener
@@ -72,7 +73,16 @@ class Follower:
 
     def run(self, *, instance_id: str | None = None) -> dict[str, Any]:
         """Deliver until `stop()`; return the summary. A Firestore error is logged and the
-        worker starts over after the listener's backoff instead of exiting."""
+        worker starts over after the listener's backoff instead of exiting. With partition
+        leases (the default) it runs `app.relay.follow_partitions` instead."""
+        if self._config.leases == "partition":
+            return follow_partitions(
+                self._relay,
+                self._stop,
+                self._changed,
+                instance_id,
+                progress_seconds=self._progress_seconds,
+            )
         stop = self._stop
         instance = instance_id or uuid.uuid4().hex
         tally: Counter[str] = Counter()

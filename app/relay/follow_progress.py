@@ -26,7 +26,16 @@ logger = logging.getLogger("app.relay.follow")
 DEFAULT_PROGRESS_SECONDS = 30.0
 # Counted in every summary, zeros included: the relay's own counters (their one definition,
 # so a counter added there is here too), then follow mode's.
-SUMMARY_COUNTS = (*RUN_COUNTS, "errors", "listenerDown", "resubscribed", "polls", "rereads")
+# `runs`: the drains partitioned follow mode has made (app/relay/follow_partitions.py).
+SUMMARY_COUNTS = (
+    *RUN_COUNTS,
+    "errors",
+    "listenerDown",
+    "resubscribed",
+    "polls",
+    "rereads",
+    "runs",
+)
 SUMMARY_KEYS = frozenset(("status", "stoppedBy", "instanceId", "durationMs", *SUMMARY_COUNTS))
 _PROGRESS_COUNTS = ("processed", "failed", "retried", "leased", "errors")
 

@@ -51,6 +51,11 @@ class LeaseStore:
         self._timeout = timeout
         self.clock = ServerClock()
 
+    @property
+    def timeout(self) -> float:
+        """Seconds each Firestore call may take, its retries included."""
+        return self._timeout
+
     def pending(self, due_by: datetime.datetime, limit: int) -> list[Found]:
         """`PENDING` events whose `nextAttemptAt` has come, oldest first."""
         return self.run(self.due_query(EventStatus.PENDING, "nextAttemptAt", due_by, limit))
@@ -125,7 +130,10 @@ class LeaseStore:
                 Change(
                     changes[n].ref,
                     changes[n].expected_update_time,
-                    parked(written[n].reason if with_reason else None),
+                    {
+                        **parked(written[n].reason if with_reason else None),
+                        **_spent(changes[n].fields),
+                    },
                 )
                 for n in refused
             ]
@@ -175,3 +183,12 @@ class LeaseStore:
     def _retry(self) -> Retry:
         # Transient errors are retried, but never past the relay's own Firestore timeout.
         return Retry(initial=0.1, maximum=1.0, timeout=self._timeout)
+
+
+def _spent(fields: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The attempt a refused settle was recording (with partition leases only the settle
+    counts it): a park keeps it. A lease's count is not kept: nothing was sent."""
+    if fields is None or fields.get("status") == EventStatus.PROCESSING.value:
+        return {}
+    attempts = fields.get("attempts")
+    return {"attempts": attempts} if isinstance(attempts, int) else {}

@@ -1,9 +1,11 @@
-"""Finding due events and leasing them: the relay's first two steps, on Firestore's clock."""
+"""Per-event leases (`RELAY_LEASES=event`): finding due events, leasing them, and the loop
+that drains with them, on Firestore's clock."""
 
 from __future__ import annotations
 
 import datetime
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -15,12 +17,20 @@ from app.relay.config import RelayConfig
 from app.relay.outcomes import count_refused
 from app.relay.settler import Lease
 from app.relay.transitions import plan_lease
+from app.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
     from app.firestore_raw import DueDocument
+    from app.relay.core import Relay
     from app.relay.leases import LeaseStore
+    from app.relay.pipeline import Pipeline
 
 logger = logging.getLogger("app.relay.core")
+
+_ABANDONED_CHECK_SECONDS = 10.0
+# At most this many PENDING documents read per run to find unscheduled ones (see
+# `app.relay.unscheduled`); only when the counts say there are any.
+_UNSCHEDULED_SCAN_LIMIT = 1000
 
 
 def look_for_due(
@@ -100,3 +110,37 @@ def lease_batch(
             settle_on = Change(change.ref, written.update_time, {})
             leases.append(Lease(plan.event, settle_on, leased_at, plan.event.attempts + 1))
     return leases
+
+
+def drain_due(relay: Relay, run: Pipeline) -> str:
+    """Heal what the due query cannot see, then lease the next batch while the last one
+    is still being published, with at most two batches in flight (which bounds memory
+    whatever the backlog). Returns why it stopped."""
+    # The counts also give the first reading of Firestore's clock.
+    unscheduled = find_unscheduled(relay.store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
+    run.tally["unscheduled"] += unscheduled.count
+    for start in range(0, len(unscheduled.found), relay.config.batch_size):
+        run.in_flight.wait_below(relay.config.batch_size)
+        relay.deliver(run, unscheduled.found[start : start + relay.config.batch_size])
+    # Leases expire slowly, so looking for abandoned ones before every batch would only
+    # add an empty query (billed as one read) per batch: look at the start, then every
+    # few seconds, and again at once while the last look came back full.
+    abandoned_checked = -math.inf
+    while True:
+        if run.deadline - time.monotonic() < relay.config.attempt_seconds:
+            return "budget"
+        run.in_flight.wait_below(relay.config.batch_size)
+        if run.breaker.open:
+            return "channel"
+        if run.settler.error is not None:
+            return "error"  # run() raises it when the settler closes
+        look = time.monotonic() - abandoned_checked >= _ABANDONED_CHECK_SECONDS
+        snapshots, abandoned = look_for_due(
+            relay.store, relay.config, run.tally, look_for_abandoned=look
+        )
+        if look:
+            full = abandoned == relay.config.batch_size
+            abandoned_checked = -math.inf if full else time.monotonic()
+        if not snapshots:
+            return "drained"
+        relay.deliver(run, snapshots)

@@ -36,7 +36,7 @@ from app.relay.events import OutboxEvent
 from app.relay.leases import LeaseStore
 from app.relay.outcomes import TRANSIENT_ERRORS, backoff_pause, count_refused
 from app.relay.publishers import Outcome, PublishResult, error_class
-from app.relay.transitions import settlement
+from app.relay.transitions import one_write_settlement, settlement
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,14 @@ class Lease:
     change: Change
     leased_at: float  # monotonic time just before the lease was written
     attempt: int
+    # Read under a partition lease (`app.relay.drain`): no lease write came before, so the
+    # settle is the event's one write, and an event never sent needs no write at all.
+    one_write: bool = False
+
+
+# Told how each lease ended: its kind ("processed", "retried", ...) and the write's outcome
+# (None when nothing was written or it could not be settled in time).
+OnSettled = Callable[[Lease, str, "Written | None"], None]
 
 
 _STOP = None
@@ -70,8 +78,10 @@ class Settler:
         *,
         instance: str,
         deadline: float = math.inf,
+        on_settled: OnSettled | None = None,
     ) -> None:
         self.tally: Counter[str] = Counter()
+        self._on_settled = on_settled
         self._instance = instance
         self._deadline = deadline
         self._late: Exception | None = None
@@ -140,9 +150,28 @@ class Settler:
     def _settle(self, items: list[tuple[Lease, PublishResult | None]]) -> None:
         # Firestore's time, never early: a retry's nextAttemptAt and expireAt count from it.
         now = self._store.clock.latest()
+        unsent = [lease for lease, result in items if lease.one_write and result is None]
+        items = [
+            (lease, result) for lease, result in items if not (lease.one_write and result is None)
+        ]
+        for lease in unsent:  # never sent and never leased by a write: nothing to undo
+            self.tally["released"] += 1
+            self._told(lease, "released", None)
         changes, kinds = [], []
         for lease, result in items:
-            kind, fields = settlement(lease.attempt, result, self._config, now=now, rng=self._rng)
+            if lease.one_write:
+                kind, fields = one_write_settlement(
+                    lease.attempt,
+                    result,
+                    self._config,
+                    instance=self._instance,
+                    now=now,
+                    rng=self._rng,
+                )
+            else:
+                kind, fields = settlement(
+                    lease.attempt, result, self._config, now=now, rng=self._rng
+                )
             if result is not None and result.outcome is not Outcome.DELIVERED:
                 log_event(
                     logger,
@@ -161,6 +190,7 @@ class Settler:
         self._late = None
         for (lease, _), kind, written in zip(items, kinds, self._write(changes), strict=True):
             self._count(lease, kind, written)
+            self._told(lease, kind, written)
         if self._late is not None:
             raise self._late  # Firestore stayed unreachable: the run stops with an error
 
@@ -221,6 +251,10 @@ class Settler:
             if update_time is not None:
                 written[n] = Written(WriteOutcome.APPLIED, update_time)
         return written
+
+    def _told(self, lease: Lease, kind: str, written: Written | None) -> None:
+        if self._on_settled is not None:
+            self._on_settled(lease, kind, written)
 
     def _count(self, lease: Lease, kind: str, written: Written | None) -> None:
         event_id = lease.event.event_id

@@ -23,6 +23,7 @@ from app.domain import EventStatus
 from app.relay.backoff import backoff_delay
 from app.relay.config import RelayConfig
 from app.relay.events import OutboxEvent, PoisonEvent
+from app.relay.partitions import HELD
 from app.relay.publishers import Outcome, PublishResult, bounded_error
 
 # The TTL field: a Firestore TTL policy on it deletes a PROCESSED event after its retention.
@@ -158,4 +159,26 @@ def requeue() -> dict[str, Any]:
         "requeuedAt": SERVER_TIMESTAMP,
         "requeues": Increment(1),
         EXPIRE_AT: DELETE_FIELD,
+        HELD: False,  # its aggregate's later events wait for it again, not for an operator
     }
+
+
+def one_write_settlement(
+    attempt: int,
+    result: PublishResult | None,
+    config: RelayConfig,
+    *,
+    instance: str,
+    now: datetime.datetime,
+    rng: random.Random | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """`settlement()` for an event read under a partition lease, where no lease write came
+    first: the settle itself counts the attempt and names the relay, and a FAILED event
+    holds its aggregate when `RELAY_FAILED_HEAD=hold` (ordered delivery only)."""
+    kind, fields = settlement(attempt, result, config, now=now, rng=rng)
+    fields["processingInstanceId"] = bounded_instance_id(instance)
+    if kind != "released":
+        fields["attempts"] = attempt
+    if kind == "failed" and config.ordering == "aggregate" and config.failed_head == "hold":
+        fields[HELD] = True
+    return kind, fields

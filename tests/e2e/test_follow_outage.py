@@ -178,8 +178,9 @@ def test_follow_mode_idles_while_firestore_is_unreachable_then_delivers_what_was
 ) -> None:
     settings, db = own
     with Receiver() as receiver, Proxy(settings.emulator_host or "") as proxy:
+        # The listener's health watch is follow mode's with per-event leases.
         variables = relay_environment(
-            settings, receiver.url, FIRESTORE_EMULATOR_HOST=proxy.host_port
+            settings, receiver.url, FIRESTORE_EMULATOR_HOST=proxy.host_port, RELAY_LEASES="event"
         )
         follower = Follower(variables, tmp_path)
         try:
@@ -209,7 +210,9 @@ def test_follow_mode_idles_through_a_frozen_emulator_and_delivers_after_it_thaws
 ) -> None:
     settings, db = own
     with Receiver() as receiver:
-        follower = Follower(relay_environment(settings, receiver.url), tmp_path)
+        follower = Follower(
+            relay_environment(settings, receiver.url, RELAY_LEASES="event"), tmp_path
+        )
         try:
             [first] = add_orders(db, settings, 1)
             assert [r.event_id for r in receiver.wait_for(1, timeout=30)] == [first]

@@ -67,10 +67,11 @@ def test_follow_mode_delivers_a_new_event_and_a_retry_when_it_falls_due(
     with Receiver() as receiver:
         follower = start_relay(relay_environment(settings, receiver.url), tmp_path, "--follow")
         try:
+            [first] = add_orders(db, settings, 1)
+            assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == [first]
+            # Written once the follower is up (it may take seconds to start under load).
             due_soon = utcnow() + datetime.timedelta(seconds=1.5)
             add_raw_event(db, settings, "later", nextAttemptAt=due_soon)
-            [first] = set(add_orders(db, settings, 1)) - {"later"}
-            assert [r.event_id for r in receiver.wait_for(1, timeout=20)] == [first]
             # The retry is already in the listener's window: only the clock makes it due.
             assert [r.event_id for r in receiver.wait_for(2, timeout=20)] == [first, "later"]
         finally:

@@ -35,28 +35,36 @@ def start_relay(variables: dict[str, str], cwd: Path, *args: str) -> subprocess.
     )
 
 
-def test_a_relay_killed_between_delivery_and_settle_redelivers_after_the_lock_timeout(
-    db: firestore.Client, settings: Settings, receiver: Receiver, tmp_path: Path
-) -> None:
-    event_ids = add_orders(db, settings, 3)
+def killed_on_first_delivery(
+    settings: Settings, receiver: Receiver, tmp_path: Path, **variables: str
+) -> str:
+    """Run `outbox relay` (one publish at a time) and SIGKILL it as its first delivery
+    arrives: the event was delivered and its settle never will be. Returns that event's id."""
     relays: list[subprocess.Popen[str]] = []
     killed = threading.Event()
 
     def kill_on_first_delivery(request: Received) -> Answer:
         if not killed.is_set():
-            os.kill(relays[0].pid, signal.SIGKILL)  # the event arrived; its settle never will
+            os.kill(relays[0].pid, signal.SIGKILL)
             killed.set()
         return Answer(200)
 
     receiver.respond = kill_on_first_delivery
-    variables = relay_environment(settings, receiver.url, RELAY_CONCURRENCY="1")
-    relays.append(start_relay(variables, tmp_path))
+    environment = relay_environment(settings, receiver.url, RELAY_CONCURRENCY="1", **variables)
+    relays.append(start_relay(environment, tmp_path))
     relays[0].wait(timeout=60)
     assert relays[0].returncode == -signal.SIGKILL
-    first = receiver.received[0].event_id
+    return str(receiver.received[0].event_id)
+
+
+def test_a_relay_killed_between_delivery_and_settle_redelivers_after_the_lock_timeout(
+    db: firestore.Client, settings: Settings, receiver: Receiver, tmp_path: Path
+) -> None:
+    event_ids = add_orders(db, settings, 3)
+    first = killed_on_first_delivery(settings, receiver, tmp_path, RELAY_LEASES="event")
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSING"}
 
-    relay = make_relay(db, settings, receiver.url)
+    relay = make_relay(db, settings, receiver.url, leases="event")
     assert relay.run()["leased"] == 0  # the leases have not expired yet
     time.sleep(FAST.lock_timeout_seconds)
     run_until(relay, lambda: {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"})
@@ -67,6 +75,28 @@ def test_a_relay_killed_between_delivery_and_settle_redelivers_after_the_lock_ti
     events = outbox(db, settings)
     assert events[first]["attempts"] == 2
     assert "abandoned during attempt 1" in events[first]["lastError"]
+
+
+def test_a_relay_killed_holding_partitions_is_taken_over_after_the_lock_timeout(
+    db: firestore.Client, settings: Settings, receiver: Receiver, tmp_path: Path
+) -> None:
+    event_ids = add_orders(db, settings, 3)
+    # It claims every partition at once, so none is left for the next relay until expiry.
+    first = killed_on_first_delivery(settings, receiver, tmp_path, RELAY_PARTITIONS_PER_CLAIM="16")
+    # No lease was written on any event: they wait as they were, in partitions still held.
+    assert {(e["status"], e["attempts"]) for e in outbox(db, settings).values()} == {("PENDING", 0)}
+
+    relay = make_relay(db, settings, receiver.url)
+    summary = relay.run()
+    assert (summary["leased"], summary["partitionsClaimed"]) == (0, 0)  # not expired yet
+    time.sleep(FAST.lock_timeout_seconds)
+    run_until(relay, lambda: {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"})
+
+    deliveries = Counter(r.event_id for r in receiver.received)
+    assert deliveries[first] == 2  # delivered again, with the same ce-id
+    assert sorted(deliveries) == event_ids
+    # The killed attempt was never written down: only the settle counts an attempt.
+    assert outbox(db, settings)[first]["attempts"] == 1
 
 
 def test_several_relay_processes_deliver_every_event_exactly_once(

@@ -104,6 +104,7 @@ def test_every_command_has_help(run: Run) -> None:
         "status",
         "inspect",
         "requeue",
+        "held",
         "purge",
         "relay",
         "reconcile",

@@ -25,8 +25,9 @@ def following(
     db: firestore.Client, settings: Settings, url: str, **overrides: Any
 ) -> Iterator[tuple[list[Any], dict[str, Any]]]:
     """A follower on a thread; yields the Watch objects it subscribed and, once the block
-    is left, its summary."""
-    relay = make_relay(db, settings, url, **overrides)
+    is left, its summary. The listener's health watch belongs to follow mode with per-event
+    leases (`app.relay.follow_partitions` only wakes on its listener and polls)."""
+    relay = make_relay(db, settings, url, **{"leases": "event", **overrides})
     watches: list[Any] = []
     subscribe = relay.store.watch_pending
 

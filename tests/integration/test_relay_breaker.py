@@ -35,7 +35,10 @@ def test_a_downstream_answering_401_stops_the_run_and_spends_no_attempt(
         "HTTP 401",
     ), summary
     assert sent == 3  # the threshold, then nothing more was sent
-    assert (summary["released"], summary["failed"], summary["retried"]) == (6, 0, 0)
+    # Everything taken was handed back (with partition leases an event is taken when its
+    # publish starts, so the ones never started are not counted as released).
+    assert summary["released"] == summary["leased"] >= 3
+    assert (summary["failed"], summary["retried"]) == (0, 0)
     assert {(events[e]["status"], events[e]["attempts"]) for e in event_ids} == {("PENDING", 0)}
     broken = [r for r in caplog.records if r.structured["event"] == "relay.channel_broken"]
     assert len(broken) == 1 and broken[0].structured["errorClass"] == "HTTP 401"

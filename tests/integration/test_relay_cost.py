@@ -41,7 +41,8 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     add_orders(db, settings, 120)
     relay_db = get_db_client(settings)
     counts = meter(relay_db)
-    summary = make_relay(relay_db, settings, receiver.url, batch_size=50).run()
+    relay = make_relay(relay_db, settings, receiver.url, batch_size=50, leases="event")
+    summary = relay.run()
 
     assert summary["processed"] == 120
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
@@ -54,3 +55,53 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     assert counts.snapshot()["rpc:RunAggregationQuery"] == 2
     assert counts.snapshot()["aggregationReads"] == 2
     assert counts.billed_reads == 120 + 2 + 2
+
+
+def test_with_partition_leases_each_event_costs_one_read_and_one_write(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    add_orders(db, settings, 120)
+    relay_db = get_db_client(settings)
+    counts = meter(relay_db)
+    relay = make_relay(relay_db, settings, receiver.url, batch_size=50)  # 16 partitions
+    summary = relay.run()
+    assert summary["processed"] == 120
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+    # Per event one read (the page that found it) and one write (its settle); per run, what
+    # does not grow with the backlog: each partition's lease read once as the run comes to
+    # it (4 at a time: 16 + 12 + 8 + 4), claimed and released (two writes), the lease
+    # documents created and read again on the first run ever (16 creates, 16 reads).
+    assert counts.writes == 120 + 2 * 16 + 16
+    assert counts.snapshot()["reads"] == 120 + (16 + 12 + 8 + 4) + 16
+    # The count of open events, the two counts looking for events without a partition and
+    # the count of held events; a page per partition (and one more where a page came back
+    # full), empty ones billed a read each.
+    assert counts.snapshot()["aggregationReads"] == 4
+    assert counts.snapshot()["rpc:RunQuery"] == summary["batches"]
+
+    add_orders(db, settings, 120)
+    relay_db = get_db_client(settings)
+    counts = meter(relay_db)
+    assert make_relay(relay_db, settings, receiver.url, batch_size=50).run()["processed"] == 120
+    assert counts.writes == 120 + 2 * 16  # the lease documents exist now
+    assert counts.snapshot()["reads"] == 120 + (16 + 12 + 8 + 4)
+
+
+def test_a_few_open_events_claim_only_their_partitions(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    add_orders(db, settings, 1)
+    assert make_relay(db, settings, receiver.url).run()["processed"] == 1  # leases created
+    [event_id] = set(add_orders(db, settings, 1)) - {
+        e for e, v in outbox(db, settings).items() if v["status"] == "PROCESSED"
+    }
+    relay_db = get_db_client(settings)
+    counts = meter(relay_db)
+    summary = make_relay(relay_db, settings, receiver.url).run()
+    assert (summary["processed"], summary["partitionsClaimed"]) == (1, 1)
+    # Its settle, and its partition claimed and released: not all 16 partitions.
+    assert counts.writes == 1 + 2
+    # The event read twice (the query naming the partitions with open events, its page),
+    # one lease document; the four counts are billed as reads, not documents.
+    assert counts.snapshot()["reads"] == 2 + 1
+    assert outbox(db, settings)[event_id]["status"] == "PROCESSED"

@@ -25,7 +25,7 @@ def test_every_committed_event_is_delivered_once_and_processed(
     summary = make_relay(db, settings, receiver.url, batch_size=50).run(instance_id="run-1")
 
     assert summary["status"] == "ok" and summary["stoppedBy"] == "drained"
-    assert (summary["processed"], summary["failed"], summary["batches"]) == (120, 0, 3)
+    assert (summary["processed"], summary["failed"], summary["leased"]) == (120, 0, 120)
     received = {r.event_id: r for r in receiver.received}
     assert sorted(received) == event_ids and len(receiver.received) == 120
     for event_id, event in outbox(db, settings).items():
@@ -120,7 +120,9 @@ def test_retry_after_is_honoured_up_to_the_cap(
         (events[name]["nextAttemptAt"] - events[name]["updatedAt"]).total_seconds()
         for name in answers
     )
-    assert 2 - 0.05 <= polite <= 5.05
+    # nextAttemptAt counts from Firestore's time when the settle was planned; updatedAt is
+    # its commit time, which comes after (later still when settles queue up under load).
+    assert 2 - 0.25 <= polite <= 5.05
     assert 5 - 0.05 <= greedy <= 5.05
     assert relay.run()["leased"] == 0  # nothing is due again before its time
 
@@ -183,7 +185,8 @@ def test_an_abandoned_lease_is_taken_back_and_counts_as_an_attempt(
     add_raw_event(db, settings, "exhausted", attempts=3, **held)  # max_attempts is 3
     add_raw_event(db, settings, "fresh", attempts=1, **{**held, "updatedAt": utcnow()})
 
-    summary = make_relay(db, settings, receiver.url, max_attempts=3).run()
+    # Per-event leases write the takeover; partition leases: test_partition_order.py.
+    summary = make_relay(db, settings, receiver.url, max_attempts=3, leases="event").run()
 
     assert (summary["reclaimed"], summary["processed"], summary["failed"]) == (2, 1, 1)
     assert [r.event_id for r in receiver.received] == ["abandoned"]
@@ -225,8 +228,9 @@ def test_a_settle_after_the_lease_was_taken_back_is_refused_and_logged(
         return Answer(200)
 
     receiver.respond = taken_back_meanwhile
+    # A lease by its own write; with partition leases: test_partition_leases.py.
     with caplog.at_level(logging.WARNING):
-        summary = make_relay(db, settings, receiver.url).run()
+        summary = make_relay(db, settings, receiver.url, leases="event").run()
 
     assert (summary["lostLeases"], summary["processed"]) == (1, 0)
     event = outbox(db, settings)[event_id]

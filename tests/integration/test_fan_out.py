@@ -1,0 +1,90 @@
+"""Fan-out: the relay handler facing a large backlog invokes the relay function again,
+asynchronously, through a local server playing Function Compute's invoke API (it checks each
+request's signature with Function Compute's documented recipe, then runs the handler as
+Function Compute would); each invocation drains partitions the others do not hold."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from google.cloud import firestore
+
+from app.config import Settings
+from app.receiver import Answer, Received, Receiver
+from app.relay.fan_out import FAN_OUT_TYPE
+from function_compute.relay_handler import handler
+from tests.helpers import add_orders, outbox, relay_environment
+from tests.integration.test_fc_publisher import SECRET, expected_signature
+from tests.integration.test_relay_handler import TIMER_EVENT, environment, fc_context, use
+
+__all__ = ["environment"]  # the fixture, imported for its name
+
+
+class FunctionCompute:
+    """Answers an asynchronous invocation 202 and runs the handler with its event."""
+
+    def __init__(self) -> None:
+        self.invocations: list[Received] = []
+        self.summaries: list[dict[str, Any]] = []
+        self.threads: list[threading.Thread] = []
+        self.bad_signatures = 0
+
+    def __call__(self, request: Received) -> Answer:
+        if request.headers.get("authorization") != expected_signature(request):
+            self.bad_signatures += 1
+            return Answer(403)
+        self.invocations.append(request)
+        context = fc_context(f"child-{len(self.invocations)}")
+        run = threading.Thread(target=lambda: self.summaries.append(handler(request.body, context)))
+        self.threads.append(run)
+        run.start()
+        return Answer(202)
+
+
+def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
+    db: firestore.Client,
+    settings: Settings,
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    event_ids = add_orders(db, settings, 160)
+
+    def slowish(_: Received) -> Answer:
+        time.sleep(0.02)  # the first invocation alone would take a while
+        return Answer(200)
+
+    fc = FunctionCompute()
+    with Receiver(slowish) as downstream, Receiver(fc) as function_compute:
+        use(
+            monkeypatch,
+            relay_environment(
+                settings,
+                downstream.url,
+                RELAY_CONCURRENCY="2",
+                RELAY_FAN_OUT_MAX="3",
+                RELAY_FAN_OUT_EVENTS="40",
+                RELAY_FAN_OUT_ENDPOINT=function_compute.url.removesuffix("/events"),
+                RELAY_FAN_OUT_SERVICE="outbox",
+                RELAY_FAN_OUT_FUNCTION="relay",
+                ALIBABA_CLOUD_ACCESS_KEY_ID="AKID",
+                ALIBABA_CLOUD_ACCESS_KEY_SECRET=SECRET,
+            ),
+        )
+        first = handler(TIMER_EVENT, fc_context("timer"))
+        for thread in fc.threads:
+            thread.join(timeout=60)
+
+    assert first["status"] == "ok" and first["fannedOut"] == 3, first
+    assert fc.bad_signatures == 0 and len(fc.invocations) == 3
+    for request in fc.invocations:
+        assert request.path == "/2016-08-15/services/outbox/functions/relay/invocations"
+        assert request.headers["x-fc-invocation-type"] == "Async"
+        assert request.json()["type"] == FAN_OUT_TYPE
+    assert [s["fannedOut"] for s in fc.summaries] == [0, 0, 0]  # they start no more
+    assert sum(s["processed"] for s in [first, *fc.summaries]) == 160
+    assert sum(1 for s in fc.summaries if s["processed"]) >= 1  # they did drain partitions
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+    assert sorted(outbox(db, settings)) == event_ids

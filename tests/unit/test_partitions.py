@@ -1,0 +1,129 @@
+"""Partitions: a stable hash of the aggregate id, the count's validation, and the in-memory
+per-aggregate order the drain keeps (with hand-made documents, no Firestore)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from app.cas import WriteOutcome, Written
+from app.errors import ConfigError
+from app.relay.aggregates import Aggregates
+from app.relay.config import load_relay_config
+from app.relay.drain import goes_on
+from app.relay.fan_out import wanted
+from app.relay.partitions import configured_partitions, partition_of
+from app.relay.publishers import Outcome, PublishResult
+from tests.helpers import FAST
+
+
+def test_the_partition_is_the_sha256_prefix_modulo_the_count_in_every_process() -> None:
+    # Pinned values: a change here would move every stored event to another partition.
+    assert [partition_of(a, 16) for a in ("order-1", "order-2", "ü-ß", "")] == [12, 3, 2, 4]
+    digest = hashlib.sha256(b"order-1").digest()
+    assert partition_of("order-1", 1024) == int.from_bytes(digest[:8], "big") % 1024 == 396
+    script = "from app.relay.partitions import partition_of; print(partition_of('order-1', 16))"
+    other = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "123"},
+    )
+    assert int(other.stdout) == partition_of("order-1", 16)  # not salted like hash()
+    assert {partition_of(f"order-{n}", 16) for n in range(200)} == set(range(16))
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "1025", "four", "1.5"])
+def test_a_bad_partition_count_is_refused_naming_the_variable(raw: str) -> None:
+    with pytest.raises(ConfigError, match="RELAY_PARTITIONS"):
+        configured_partitions({"RELAY_PARTITIONS": raw})
+    with pytest.raises(ConfigError, match="RELAY_PARTITIONS"):
+        load_relay_config({"DOWNSTREAM_SERVICE_URL": "http://x/", "RELAY_PARTITIONS": raw})
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("RELAY_ORDERING", "random"), ("RELAY_FAILED_HEAD", "drop"), ("RELAY_LEASES", "none")],
+)
+def test_the_partitioning_choices_are_validated(variable: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=variable):
+        load_relay_config({"DOWNSTREAM_SERVICE_URL": "http://x/", variable: value})
+    assert configured_partitions({}) == 16
+
+
+@dataclasses.dataclass
+class Doc:
+    id: str
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+
+def lease_of(document: Doc) -> Any:
+    event = type("E", (), {"aggregate_id": document.data["aggregateId"], "event_id": document.id})
+    return type("L", (), {"event": event})
+
+
+def test_one_event_per_aggregate_goes_at_a_time_and_a_retry_blocks_only_its_aggregate() -> None:
+    docs = [Doc(f"{a}{n}", {"aggregateId": a}) for n in range(3) for a in "ab"]
+    aggregates = Aggregates(ordered=True, skip_failed=False)
+    aggregates.add(0, docs)
+    first = aggregates.heads(10)
+    assert [d.id for _, _, d in first] == ["a0", "b0"]
+    assert aggregates.heads(10) == []  # both in flight
+    aggregates.finish("a", go_on=True)  # delivered
+    aggregates.finish("b", go_on=False)  # to be retried
+    assert [d.id for _, _, d in aggregates.heads(10)] == ["a1"]  # b waits behind its retry
+    aggregates.finish("a", go_on=False)  # held: a stops too
+    assert aggregates.heads(10) == [] and aggregates.in_flight == 0
+    assert aggregates.waiting() == 0  # a blocked aggregate's events are not kept
+
+
+def test_the_next_event_follows_a_delivery_or_a_skipped_failure_only() -> None:
+    retry = PublishResult(Outcome.RETRY, "HTTP 503")
+    config = dataclasses.replace(FAST, max_attempts=3)
+    assert goes_on(PublishResult(Outcome.DELIVERED), 1, config)
+    assert not goes_on(retry, 1, config) and not goes_on(None, 1, config)
+    assert not goes_on(retry, 3, config)  # failed for good: held
+    assert goes_on(retry, 3, dataclasses.replace(config, failed_head="skip"))
+    assert not goes_on(PublishResult(Outcome.CHANNEL, "HTTP 401"), 1, config)
+
+
+def test_unordered_events_go_side_by_side_and_a_lost_settle_gives_up_the_partition() -> None:
+    docs = [Doc(f"a{n}", {"aggregateId": "a"}) for n in range(3)]
+    aggregates = Aggregates(ordered=False, skip_failed=True)
+    aggregates.add(5, docs)
+    assert len(aggregates.heads(10)) == 3
+    aggregates.settled(lease_of(docs[0]), "processed", Written(WriteOutcome.LOST))
+    assert aggregates.lost == {5}
+
+
+def test_fast_config_keeps_the_defaults_of_partitioning() -> None:
+    assert (FAST.leases, FAST.ordering, FAST.failed_head) == ("partition", "aggregate", "hold")
+
+
+def test_fan_out_needs_the_function_to_invoke_and_credentials() -> None:
+    base = {"DOWNSTREAM_SERVICE_URL": "http://x/", "RELAY_FAN_OUT_MAX": "2"}
+    with pytest.raises(ConfigError, match="RELAY_FAN_OUT_ENDPOINT is not set"):
+        load_relay_config(base)
+    full = {
+        **base,
+        "RELAY_FAN_OUT_ENDPOINT": "https://1.cn-hangzhou.fc.aliyuncs.com",
+        "RELAY_FAN_OUT_SERVICE": "s",
+        "RELAY_FAN_OUT_FUNCTION": "relay",
+        "ALIBABA_CLOUD_ACCESS_KEY_ID": "AKID",
+    }
+    with pytest.raises(ConfigError, match="ALIBABA_CLOUD_ACCESS_KEY_SECRET is not set"):
+        load_relay_config(full)
+    config = load_relay_config({**full, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "k"})
+    # 10,000 open events at 2,000 each call for 4 more; 16 partitions by 4 leave room for 3.
+    assert wanted(10_000, config) == 2  # RELAY_FAN_OUT_MAX
+    assert wanted(10_000, dataclasses.replace(config, fan_out_max=9)) == 3
+    assert wanted(2_000, config) == 0
