@@ -34,7 +34,7 @@ class Variant:
 VARIANTS: dict[str, Variant] = {
     "reference": Variant("reference", "reference loop (004): one event at a time"),
     "today": Variant("relay", f"today's relay ({TODAY}): per-event leases", ref=TODAY),
-    # "partitioned": Variant("relay", "partitioned relay (issue 14)"),  # once it is on main
+    "partitioned": Variant("relay", "partitioned relay (issue 14): partition leases, one write"),
 }
 
 
