@@ -43,9 +43,11 @@ def placeholder(value: str) -> str:
     return f"<hidden: {len(value)} characters>"
 
 
-def render(template: Path, environ: Mapping[str, str], s: str) -> tuple[dict[str, Any], int]:
+def render(
+    template: Path, environ: Mapping[str, str], s: str
+) -> tuple[dict[str, Any], dict[str, int]]:
     """`template` as `s preview -o json` renders it with the secrets hidden, and the size of
-    its environment variables at their real lengths (bytes, names included)."""
+    each function's environment variables at their real lengths (bytes, names included)."""
     config = Configuration.load(environ)
     mask = masker(config.secrets())
     hidden = {name: environ[name] for name in HIDDEN_VARIABLES if environ.get(name)}
@@ -69,13 +71,16 @@ def render(template: Path, environ: Mapping[str, str], s: str) -> tuple[dict[str
         rendered: dict[str, Any] = json.loads(mask(done.stdout))
     except ValueError:
         raise PreviewFailed("`s preview -o json` did not print JSON") from None
-    size = 0
-    for resource in rendered.get("resources", {}).values():
+    # Function Compute's limit is per function: each resource's variables count on their own.
+    sizes: dict[str, int] = {}
+    for resource_name, resource in rendered.get("resources", {}).items():
         variables = resource.get("props", {}).get("environmentVariables") or {}
+        size = 0
         for name, value in variables.items():
             real = hidden.get(name, environ.get(name) if name == "DOWNSTREAM_SERVICE_URL" else None)
             size += len(name.encode()) + len((real if real is not None else str(value)).encode())
-    return rendered, size
+        sizes[resource_name] = size
+    return rendered, sizes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,15 +106,19 @@ def main(argv: list[str] | None = None) -> int:
         if not args.template.is_file():
             raise PreviewFailed(f"no template at {args.template}")
         environ = Configuration.load().environ  # the environment over ./.env, as `s` reads
-        rendered, size = render(args.template.resolve(), environ, s)
+        rendered, sizes = render(args.template.resolve(), environ, s)
     except PreviewFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(rendered, indent=2, ensure_ascii=False))
+    largest = max(sizes, key=sizes.__getitem__, default="none")
+    size = sizes.get(largest, 0)
     verdict = "within" if size <= FC_ENVIRONMENT_LIMIT_BYTES else "OVER"
     print(
         f"environment variables: {size} of {FC_ENVIRONMENT_LIMIT_BYTES} bytes ({verdict} "
-        f"Function Compute's limit); hidden: {', '.join(HIDDEN_VARIABLES)}",
+        f"Function Compute's limit per function) in the largest function, {largest} ("
+        + ", ".join(f"{name} {n}" for name, n in sizes.items())
+        + f"); hidden: {', '.join(HIDDEN_VARIABLES)}",
         file=sys.stderr,
     )
     return 0 if size <= FC_ENVIRONMENT_LIMIT_BYTES else 1

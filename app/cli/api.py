@@ -17,6 +17,9 @@ def register(commands: Any) -> None:
         "api",
         help="serve the HTTP order API (POST /orders with Idempotency-Key, GET /orders/ID, "
         "GET /healthz)",
+        description="Serve the HTTP order API under waitress: POST /orders (an Idempotency-Key "
+        "header required; a repeat replays the first answer), GET /orders/ORDER_ID and GET "
+        "/healthz, on the Firestore the configuration names. Ctrl-C stops it.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
     parser.add_argument("--port", type=_port, default=8080, help="default: 8080; 0 picks one")

@@ -18,7 +18,11 @@ def register(commands: Any) -> None:
         "events. List the held aggregates, or release one with --release: its FAILED events "
         "stay FAILED (requeue them instead to deliver them first) and the later events go on.",
     )
-    parser.add_argument("--release", metavar="AGGREGATE_ID", help="release this aggregate")
+    parser.add_argument(
+        "--release",
+        metavar="AGGREGATE_ID",
+        help="release this aggregate (default: none, list the held aggregates)",
+    )
     parser.set_defaults(run=run)
 
 
