@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from app.logs import configured_secrets, log_event
+from app.metrics import record_attempt
 from app.relay.config import SETTLE_ALLOWANCE_SECONDS, RelayConfig
 from app.relay.events import rfc3339
 from app.relay.http import url_secrets
@@ -38,6 +39,10 @@ class Attempts:
         self._config = config
         self._system = messaging_system(config.publisher)
         self._destination = destination_of(config)
+        self._labels = {
+            "messaging.system": self._system,
+            "messaging.destination.name": self._destination,
+        }
         # A publisher's exception text goes to `lastError`: masked like every other error.
         self._secrets = [
             *configured_secrets(),
@@ -76,9 +81,14 @@ class Attempts:
                 traceparent=carried.get("traceparent"),
                 tracestate=carried.get("tracestate"),
             )
+            started = time.monotonic()
             result = self._publish(delivery)
-            error_type = None if result.outcome is Outcome.DELIVERED else error_class(result)
+            seconds = time.monotonic() - started
+            delivered = result.outcome is Outcome.DELIVERED
+            error_type = None if delivered else error_class(result)
             record_outcome(span, result.outcome.value, error_type)
+        lag = time.time() - event.created_at.timestamp() if delivered else None
+        record_attempt(self._labels, result.outcome.value, error_type, seconds, lag)
         run.breaker.record(result)
         return result
 
