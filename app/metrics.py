@@ -22,13 +22,48 @@ _attempts = _meter.create_counter(
     "outbox.deliveries", unit="{attempt}", description="Delivery attempts, by outcome"
 )
 # The messaging conventions' client duration: one publish, from send to answer.
+# Buckets in seconds (the SDK's default ones are for milliseconds): a publish within the HTTP
+# timeout (10 s by default); a lag from a follow-mode moment to a backoff's quarter hour.
 _duration = _meter.create_histogram(
-    "messaging.client.operation.duration", unit="s", description="Duration of one publish"
+    "messaging.client.operation.duration",
+    unit="s",
+    description="Duration of one publish",
+    explicit_bucket_boundaries_advisory=(
+        0.005,
+        0.01,
+        0.025,
+        0.05,
+        0.1,
+        0.25,
+        0.5,
+        1,
+        2.5,
+        5,
+        7.5,
+        10,
+        30,
+    ),
 )
 _lag = _meter.create_histogram(
     "outbox.delivery.lag",
     unit="s",
     description="From the event's commit to its delivery (relay clock against commit time)",
+    explicit_bucket_boundaries_advisory=(
+        0.1,
+        0.5,
+        1,
+        2,
+        5,
+        10,
+        30,
+        60,
+        120,
+        300,
+        600,
+        900,
+        1800,
+        3600,
+    ),
 )
 # Counts of the relay's summary, added after each run (timer invocation or follow-mode drain).
 _SUMMARY_COUNTERS = {
@@ -63,12 +98,30 @@ def record_attempt(
         _lag.record(max(0.0, lag_seconds), attributes)
 
 
+_channel_breaks = _meter.create_counter(
+    "outbox.channel.breaks",
+    unit="{run}",
+    description="Runs stopped by the circuit breaker: the channel, not an event, is broken",
+)
+_consumed = _meter.create_counter(
+    "inbox.deliveries", unit="{delivery}", description="Deliveries a consumer answered, by verdict"
+)
+
+
 def record_run(summary: Mapping[str, Any]) -> None:
     """Add one relay run's summary counts to the counters."""
     for key, counter in _summary_counters.items():
         value = summary.get(key)
         if isinstance(value, int) and value > 0:
             counter.add(value)
+    if summary.get("stoppedBy") == "channel":
+        _channel_breaks.add(1, {"error.type": str(summary.get("channel") or "channel")})
+
+
+def record_consumed(consumer: str, verdict: str) -> None:
+    """One delivery a consumer answered: `applied`, `duplicate`, `in_progress`, `parked`,
+    `ignored`, `rejected` (refused: signature, malformed) or `failed` (answered 5xx)."""
+    _consumed.add(1, {"messaging.consumer.group.name": consumer, "verdict": verdict})
 
 
 class BacklogGauges:

@@ -29,6 +29,7 @@ from app.errors import ConfigError
 from app.firestore_limits import check_collection_id, check_document_id
 from app.inbox import DEFAULT_INBOX_COLLECTION, Inbox, Verdict
 from app.logs import log_event
+from app.metrics import record_consumed
 from app.receiver import Answer, Received
 from app.signed_events import MalformedDelivery, ReceivedEvent, parse_request, verify_request
 from app.signing import (
@@ -124,13 +125,18 @@ class OrderCounter:
         try:
             received = self._read(request)
         except _Refused as refused:
-            return _refusal(refused)
+            return self._counted(_refusal(refused))
         # The relay's publish span continues here: one trace from the commit to the count.
         with process_span(
             received.trace, consumer=self._config.consumer, event_id=received.attributes.get("id")
         ) as span:
             answer = self._apply(received)
             record_answer(span, answer.status)
+        return self._counted(answer)
+
+    def _counted(self, answer: Answer) -> Answer:
+        # Every answer is `_answer`'s JSON: its `status` is the verdict (or why not).
+        record_consumed(self._config.consumer, json.loads(answer.body)["status"])
         return answer
 
     def _apply(self, received: ReceivedEvent) -> Answer:

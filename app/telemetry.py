@@ -13,9 +13,12 @@ own providers keeps them.
 
 from __future__ import annotations
 
+import argparse
 import os
 import threading
 from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any
 
 from opentelemetry import metrics, trace
 
@@ -36,50 +39,92 @@ def _wanted(environ: Mapping[str, str], signal: str) -> bool:
     return any((environ.get(name) or "").strip() for name in endpoints)
 
 
-def configure_telemetry(environ: Mapping[str, str] | None = None) -> bool:
-    """Install the OTLP/HTTP exporters as configured (see the module docstring); True when
-    this process exports. `ConfigError` when an endpoint is set but the `otel` extra is not
-    installed."""
+def configure_telemetry(
+    environ: Mapping[str, str] | None = None, *, metrics_port: int | None = None
+) -> bool:
+    """Install the OTLP/HTTP exporters as configured (see the module docstring), and with
+    `metrics_port` a Prometheus endpoint (`/metrics` on 127.0.0.1 and that port); True when
+    this process exports. `ConfigError` when the needed extra is not installed."""
     environ = os.environ if environ is None else environ
     if (environ.get("OTEL_SDK_DISABLED") or "").strip().lower() == "true":
         return False
     traces = _wanted(environ, "TRACES")
-    metrics_wanted = _wanted(environ, "METRICS")
-    if not (traces or metrics_wanted):
+    otlp_metrics = _wanted(environ, "METRICS")
+    if not (traces or otlp_metrics or metrics_port is not None):
         return False
     with _lock:
         if _flushers:
             return True
-        try:
-            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-            from opentelemetry.sdk.metrics import MeterProvider
-            from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-            from opentelemetry.sdk.resources import Resource
-            from opentelemetry.sdk.trace import TracerProvider
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor
-        except ImportError:
-            raise ConfigError(
-                "an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT) but the OpenTelemetry "
-                "SDK is not installed: pip install 'firestore-outbox[otel]'"
-            ) from None
-        # Our default name only where OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name none
-        # (attributes given here would override theirs).
-        detected = Resource.create()
-        if str(detected.attributes.get("service.name", "")).startswith("unknown_service"):
-            detected = detected.merge(Resource({"service.name": "firestore-outbox"}))
-        resource = detected
+        sdk = _sdk()
+        resource = _resource(sdk)
         if traces and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-            tracer_provider = TracerProvider(resource=resource)
-            tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            tracer_provider = sdk.TracerProvider(resource=resource)
+            tracer_provider.add_span_processor(sdk.BatchSpanProcessor(sdk.OTLPSpanExporter()))
             trace.set_tracer_provider(tracer_provider)
             _flushers.append(tracer_provider)
-        if metrics_wanted and _is_default(metrics.get_meter_provider()):
-            reader = PeriodicExportingMetricReader(OTLPMetricExporter())
-            meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+        readers: list[Any] = []
+        if otlp_metrics:
+            readers.append(sdk.PeriodicExportingMetricReader(sdk.OTLPMetricExporter()))
+        if metrics_port is not None:
+            readers.append(_prometheus(metrics_port))
+        if readers and _is_default(metrics.get_meter_provider()):
+            meter_provider = sdk.MeterProvider(resource=resource, metric_readers=readers)
             metrics.set_meter_provider(meter_provider)
             _flushers.append(meter_provider)
         return bool(_flushers)
+
+
+def _sdk() -> Any:
+    """The SDK's classes, from the `otel` extra, imported only when telemetry is wanted."""
+    try:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        raise ConfigError(
+            "telemetry is configured (an OTLP endpoint or --metrics-port) but the "
+            "OpenTelemetry SDK is not installed: pip install 'firestore-outbox[otel]'"
+        ) from None
+    return SimpleNamespace(
+        OTLPMetricExporter=OTLPMetricExporter,
+        OTLPSpanExporter=OTLPSpanExporter,
+        MeterProvider=MeterProvider,
+        PeriodicExportingMetricReader=PeriodicExportingMetricReader,
+        Resource=Resource,
+        TracerProvider=TracerProvider,
+        BatchSpanProcessor=BatchSpanProcessor,
+    )
+
+
+def _resource(sdk: Any) -> Any:
+    # Our default name only where OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES name none
+    # (attributes given to `create` would override theirs).
+    detected = sdk.Resource.create()
+    if str(detected.attributes.get("service.name", "")).startswith("unknown_service"):
+        detected = detected.merge(sdk.Resource({"service.name": "firestore-outbox"}))
+    return detected
+
+
+def _prometheus(port: int) -> Any:
+    """A metric reader serving Prometheus' text format on 127.0.0.1:`port` (a scraper on
+    another host needs a proxy or a port forward: nothing is exposed beyond this machine)."""
+    try:
+        from opentelemetry.exporter.prometheus import PrometheusMetricReader
+        from prometheus_client import start_http_server
+    except ImportError:
+        raise ConfigError(
+            "--metrics-port needs the Prometheus exporter: "
+            "pip install 'firestore-outbox[prometheus]'"
+        ) from None
+    try:
+        start_http_server(port, addr="127.0.0.1")
+    except OSError as exc:
+        raise ConfigError(f"--metrics-port {port}: cannot listen: {exc.strerror or exc}") from None
+    return PrometheusMetricReader(scope_info_enabled=False)  # one library: no scope labels
 
 
 def flush(timeout_millis: int = FLUSH_TIMEOUT_MILLIS) -> None:
@@ -91,3 +136,21 @@ def flush(timeout_millis: int = FLUSH_TIMEOUT_MILLIS) -> None:
 def _is_default(provider: object) -> bool:
     # The API's placeholder until a provider is set (a private class: compare by name).
     return type(provider).__name__ in ("_ProxyMeterProvider", "NoOpMeterProvider")
+
+
+def add_metrics_port(parser: Any) -> None:
+    """The `--metrics-port` option of the long-running commands."""
+    parser.add_argument(
+        "--metrics-port",
+        type=_port,
+        default=None,
+        metavar="PORT",
+        help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics (needs the "
+        "prometheus extra; default: off)",
+    )
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"must be a port number 1-65535, got {text!r}")
+    return int(text)

@@ -34,30 +34,32 @@ os._exit(0)
 """
 
 
+def invoke(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run(
+        [sys.executable, "-c", INVOKE],
+        env={**env, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_a_handler_invocation_exports_its_spans_and_metrics_before_it_returns(
     db: firestore.Client, settings: Settings, unique: str, tmp_path: Path
 ) -> None:
     add_raw_event(db, settings, unique, traceparent=PARENT, tracestate="sls=1")
-    root = Path(__file__).resolve().parents[2]
     with Receiver() as downstream, Receiver() as collector:
         env = {
             **relay_environment(settings, downstream.url),
-            "PATH": "/usr/bin:/bin",
-            "PYTHONPATH": str(root),
             "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url.removesuffix("/events"),
             "OTEL_EXPORTER_OTLP_HEADERS": "x-sls-otel-project=shop,x-sls-otel-instance-id=relay",
             "OTEL_SERVICE_NAME": "outbox-relay",
             "OTEL_METRIC_EXPORT_INTERVAL": "600000",  # never on its own within this test
         }
-        result = subprocess.run(
-            [sys.executable, "-c", INVOKE],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        result = invoke(env, tmp_path)
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["processed"] == 1
         requests = {request.path: request for request in collector.received}
@@ -88,3 +90,20 @@ def test_a_handler_invocation_exports_its_spans_and_metrics_before_it_returns(
         for metric in scope.metrics
     }
     assert {"outbox.deliveries", "outbox.events.processed", "outbox.delivery.lag"} <= names
+
+
+def test_an_unreachable_collector_costs_the_telemetry_not_the_delivery(
+    db: firestore.Client, settings: Settings, unique: str, tmp_path: Path
+) -> None:
+    add_raw_event(db, settings, unique, traceparent=PARENT)
+    with Receiver() as downstream:
+        env = {
+            **relay_environment(settings, downstream.url),
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",  # nothing listens there
+            "OTEL_EXPORTER_OTLP_TIMEOUT": "1",
+        }
+        result = invoke(env, tmp_path)
+        [delivery] = downstream.received
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["processed"] == 1
+    assert delivery.headers["traceparent"].startswith(f"00-{TRACE_ID}-")
