@@ -18,8 +18,31 @@ from opentelemetry.metrics import CallbackOptions, Observation
 
 _meter = metrics.get_meter("firestore-outbox")
 
-_attempts = _meter.create_counter(
-    "outbox.deliveries", unit="{attempt}", description="Delivery attempts, by outcome"
+
+class _Tally:
+    """Attempts counted in process and reported as a cumulative observable counter: a dict
+    increment per attempt instead of the SDK's per-measurement bookkeeping (about 8 us)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[tuple[str, str], ...], int] = {}
+
+    def add(self, labels: tuple[tuple[str, str], ...]) -> None:
+        with self._lock:
+            self._counts[labels] = self._counts.get(labels, 0) + 1
+
+    def observe(self, options: CallbackOptions) -> Iterable[Observation]:
+        with self._lock:
+            counts = list(self._counts.items())
+        return [Observation(n, dict(labels)) for labels, n in counts]
+
+
+_attempts = _Tally()
+_meter.create_observable_counter(
+    "outbox.deliveries",
+    callbacks=[_attempts.observe],
+    unit="{attempt}",
+    description="Delivery attempts, by outcome",
 )
 # The messaging conventions' client duration: one publish, from send to answer.
 # Buckets in seconds (the SDK's default ones are for milliseconds): a publish within the HTTP
@@ -88,8 +111,7 @@ def record_attempt(
 ) -> None:
     """One delivery attempt: `attributes` are the publisher's (`messaging.system`,
     `messaging.destination.name`); `lag_seconds` only when it was delivered."""
-    labels = {**attributes, "outcome": outcome}
-    _attempts.add(1, labels)
+    _attempts.add((*attributes.items(), ("outcome", outcome)))
     timed = {**attributes, "messaging.operation.name": "send"}
     if error_type is not None:
         timed["error.type"] = error_type

@@ -77,3 +77,15 @@ def test_without_an_sdk_nothing_is_stored_and_spans_cost_nothing() -> None:
     first, second = result.stdout.splitlines()
     assert first == "{}"
     assert second == f"{{'traceparent': '{PARENT}'}} False"
+
+
+def test_an_all_zero_stored_trace_id_is_no_parent() -> None:
+    zero = "00-" + "0" * 32 + "-b7ad6b7169203331-01"
+    code = (
+        "from app import tracing; "
+        f"c = tracing.publish_span('http', 'h', 'e', {{'traceparent': '{zero}'}}, 1); "
+        "span, carried = c.__enter__(); print(carried)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "{}"  # API only: no span of its own, nothing to carry
