@@ -7,6 +7,7 @@ the application, or `app.telemetry`, installs an SDK).
   attributed per the OpenTelemetry messaging conventions (`send <destination>`); the delivery
   carries the span's own context (the CloudEvents distributed-tracing extension).
 - `process_span()`: a consumer's CONSUMER span, a child of what the delivery carried.
+- `server_span()`: the order API's SERVER span for `POST /orders`, where the trace starts.
 
 Trace context read from a document or a request is untrusted: anything that is not a valid W3C
 `traceparent` is dropped (the event is delivered without it, never refused for it).
@@ -144,6 +145,21 @@ def process_span(
         attributes["messaging.message.id"] = event_id
     with _tracer.start_as_current_span(
         "process", context=parent, kind=SpanKind.CONSUMER, attributes=attributes
+    ) as span:
+        yield span
+
+
+@contextmanager
+def server_span(environ: Mapping[str, Any], method: str, route: str) -> Iterator[Span]:
+    """A SERVER span for one WSGI request, child of the caller's W3C trace context (its
+    `traceparent`/`tracestate` headers), per the HTTP conventions: `POST /orders`."""
+    carrier = {name: environ.get(f"HTTP_{name.upper()}") for name in TRACE_FIELDS}
+    attributes: dict[str, AttributeValue] = {"http.request.method": method, "http.route": route}
+    with _tracer.start_as_current_span(
+        f"{method} {route}",
+        context=_remote_parent(carrier),
+        kind=SpanKind.SERVER,
+        attributes=attributes,
     ) as span:
         yield span
 

@@ -3,6 +3,8 @@ on the emulator with the real relay and the reference receiver over HTTP."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +12,7 @@ from google.cloud import firestore
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
+from app.api.app import make_orders_app
 from app.config import Settings
 from app.order_counter import OrderCounter, ReceiverConfig
 from app.receiver import Answer, Receiver
@@ -113,3 +116,29 @@ def test_a_malformed_stored_traceparent_is_dropped_and_the_event_delivered(
     assert send.parent is None
     assert "x-evil" not in request.headers
     assert ids(request.headers["traceparent"])[0] == send.context.trace_id
+
+
+def test_the_order_api_starts_the_trace_the_event_carries(
+    db: firestore.Client, settings: Settings
+) -> None:
+    caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    body = json.dumps({"customerId": "c-9", "items": [{"productId": "p", "quantity": 1}]})
+    environ: dict[str, object] = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/orders",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        "HTTP_TRACEPARENT": caller,
+        "wsgi.input": io.BytesIO(body.encode()),
+    }
+    statuses: list[str] = []
+    make_orders_app(db, settings)(environ, lambda status, headers: statuses.append(status))
+    assert statuses[0].startswith("201")
+
+    [server] = [span for span in finished_spans() if span.name == "POST /orders"]
+    assert server.kind is SpanKind.SERVER
+    assert server.context.trace_id == ids(caller)[0]
+    assert server.parent is not None and server.parent.span_id == ids(caller)[1]
+    assert dict(server.attributes or {})["http.response.status_code"] == 201
+    [stored] = outbox(db, settings).values()
+    assert ids(stored["traceparent"]) == (server.context.trace_id, server.context.span_id)
