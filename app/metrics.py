@@ -140,6 +140,19 @@ def record_run(summary: Mapping[str, Any]) -> None:
         _channel_breaks.add(1, {"error.type": str(summary.get("channel") or "channel")})
 
 
+_idempotency = _meter.create_counter(
+    "idempotency.requests",
+    unit="{request}",
+    description="Keyed requests at the front door, by outcome",
+)
+
+
+def record_idempotency(outcome: str) -> None:
+    """One keyed request's outcome at the front door: `hit` (every checked key), `replay`,
+    `conflict`, `in_progress`, `lock_lost` (the design note's `idempotency_<outcome>_total`)."""
+    _idempotency.add(1, {"outcome": outcome})
+
+
 def record_consumed(consumer: str, verdict: str) -> None:
     """One delivery a consumer answered: `applied`, `duplicate`, `in_progress`, `parked`,
     `ignored`, `rejected` (refused: signature, malformed) or `failed` (answered 5xx)."""

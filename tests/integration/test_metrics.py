@@ -3,12 +3,16 @@ on the emulator, the real relay over HTTP to a local receiver scripted per custo
 
 from __future__ import annotations
 
+import io
+import json
 from collections import Counter
 from typing import Any
 
 from google.cloud import firestore
 
+from app.api.app import make_api
 from app.config import Settings
+from app.idempotency.config import IdempotencyConfig
 from app.metrics import BacklogGauges
 from app.ops.status import backlog_reader
 from app.receiver import Answer, Received, Receiver
@@ -107,3 +111,33 @@ def test_backlog_gauges_show_events_by_status_and_the_oldest_due_events_age(
         {"PENDING": 0, "PROCESSING": 0, "PROCESSED": 2, "FAILED": 0},
         None,
     )
+
+
+def test_the_front_doors_outcomes_are_counted_under_the_design_notes_names(
+    db: firestore.Client, settings: Settings
+) -> None:
+    metric_reader()
+    before = metric_points("idempotency.requests")
+    api = make_api(db, settings, IdempotencyConfig())
+    body = json.dumps({"customerId": "c-1", "items": [{"productId": "p", "quantity": 1}]})
+    other = json.dumps({"customerId": "c-2", "items": [{"productId": "p", "quantity": 1}]})
+    statuses = [post(api, "key-1", body), post(api, "key-1", body), post(api, "key-1", other)]
+    assert statuses == ["201", "201", "422"]
+    after = metric_points("idempotency.requests")
+    gained = {dict(k)["outcome"]: v - before.get(k, 0) for k, v in after.items()}
+    assert {k: v for k, v in gained.items() if v} == {"hit": 3, "replay": 1, "conflict": 1}
+
+
+def post(api: Any, key: str, body: str) -> str:
+    """POST /orders through the WSGI app in process; the status code."""
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/orders",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        "HTTP_IDEMPOTENCY_KEY": f'"{key}"',
+        "wsgi.input": io.BytesIO(body.encode()),
+    }
+    statuses: list[str] = []
+    b"".join(api(environ, lambda status, headers, *_: statuses.append(status)))
+    return statuses[0][:3]
