@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from app.config import env_reader
 from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
@@ -32,6 +33,12 @@ SECRET_VARIABLES = (
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
     "ALIBABA_CLOUD_SECURITY_TOKEN",
     "RELAY_ROCKETMQ_SECRET_KEY",
+)
+# ARMS puts its token in the OTLP endpoint's path: masked like the downstream URL's.
+OTLP_ENDPOINTS = (
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 )
 # Comma-separated lists of secrets (several during a rotation): each one is masked.
 SECRET_LIST_VARIABLES = (
@@ -126,7 +133,7 @@ def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
 def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     """The secrets set in `environ` (default: the environment over `.env`): the secret
     variables, each signing secret, the private key of the service-account key, the
-    downstream URL's token, the AMQP broker URL's password."""
+    downstream URL's token, the AMQP broker URL's password, the OTLP headers' values."""
     get = env_reader(environ)
     secrets = [value for value in map(get, SECRET_VARIABLES) if value]
     for value in map(get, SECRET_LIST_VARIABLES):
@@ -141,9 +148,15 @@ def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
         except OSError:
             key_text = None
     secrets += _key_secrets(key_text)
-    for url in (get("DOWNSTREAM_SERVICE_URL"), get("RELAY_AMQP_URL")):
+    urls = ("DOWNSTREAM_SERVICE_URL", "RELAY_AMQP_URL", *OTLP_ENDPOINTS)  # ARMS: token in path
+    for url in map(get, urls):
         if url:
             secrets += url_secrets(url)
+    # OTLP headers carry an SLS AccessKey secret or an ARMS token: every value is masked.
+    for header in (get("OTEL_EXPORTER_OTLP_HEADERS") or "").split(","):
+        value = unquote(header.partition("=")[2].strip())
+        if len(value) >= 8:
+            secrets.append(value)
     return secrets
 
 

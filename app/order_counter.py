@@ -29,6 +29,7 @@ from app.errors import ConfigError
 from app.firestore_limits import check_collection_id, check_document_id
 from app.inbox import DEFAULT_INBOX_COLLECTION, Inbox, Verdict
 from app.logs import log_event
+from app.metrics import record_consumed
 from app.receiver import Answer, Received
 from app.signed_events import MalformedDelivery, ReceivedEvent, parse_request, verify_request
 from app.signing import (
@@ -37,6 +38,7 @@ from app.signing import (
     InvalidSignature,
     parse_secrets,
 )
+from app.tracing import process_span, record_answer
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, Transaction
@@ -121,7 +123,25 @@ class OrderCounter:
 
     def __call__(self, request: Received) -> Answer:
         try:
-            event = self._parse(self._read(request))
+            received = self._read(request)
+        except _Refused as refused:
+            return self._counted(_refusal(refused))
+        # The relay's publish span continues here: one trace from the commit to the count.
+        with process_span(
+            received.trace, consumer=self._config.consumer, event_id=received.attributes.get("id")
+        ) as span:
+            answer = self._apply(received)
+            record_answer(span, answer.status)
+        return self._counted(answer)
+
+    def _counted(self, answer: Answer) -> Answer:
+        # Every answer is `_answer`'s JSON: its `status` is the verdict (or why not).
+        record_consumed(self._config.consumer, json.loads(answer.body)["status"])
+        return answer
+
+    def _apply(self, received: ReceivedEvent) -> Answer:
+        try:
+            event = self._parse(received)
             customer = _customer_of(event) if event.get_type() == "OrderCreated" else None
             if customer is None:
                 return _answer(200, "ignored", event.get_id())
@@ -131,14 +151,7 @@ class OrderCounter:
                 lambda transaction: self._count(transaction, customer),
             )
         except _Refused as refused:
-            log_event(
-                logger,
-                logging.WARNING,
-                "receiver.refused",
-                f"refused a delivery: {refused}",
-                status=refused.status,
-            )
-            return _answer(refused.status, "rejected", None, str(refused))
+            return _refusal(refused)
         except google_exceptions.GoogleAPIError as exc:
             log_event(logger, logging.ERROR, "receiver.firestore", f"Firestore failed: {exc}")
             return _answer(503, "unavailable", None, "Firestore unavailable", retry_after=1)
@@ -202,6 +215,17 @@ class OrderCounter:
             "updatedAt": firestore.SERVER_TIMESTAMP,
         }
         transaction.set(self._counts.document(customer), fields, merge=True)
+
+
+def _refusal(refused: _Refused) -> Answer:
+    log_event(
+        logger,
+        logging.WARNING,
+        "receiver.refused",
+        f"refused a delivery: {refused}",
+        status=refused.status,
+    )
+    return _answer(refused.status, "rejected", None, str(refused))
 
 
 def _is_json(content_type: str) -> bool:

@@ -14,6 +14,7 @@ from app.domain import REQUEST_HASH_FIELD, EventStatus, label_problem
 from app.errors import InvalidInput
 from app.firestore_limits import OUTBOX_HEADROOM_BYTES, check_document_id, json_value_problem
 from app.relay.partitions import PARTITION, SEQUENCE, configured_partitions, partition_of
+from app.tracing import creation_context
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -152,6 +153,8 @@ class OutboxRepository(_Repository):
                 "processingInstanceId": None,
                 "processedAt": None,
                 "lastError": None,
+                # The creation trace context: the relay's publish span continues this trace.
+                **creation_context(),
             },
             headroom=OUTBOX_HEADROOM_BYTES,
         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
@@ -35,6 +35,7 @@ from app.signing import (
     check_digest,
     verify,
 )
+from app.trace_context import trace_fields
 
 STRUCTURED_JSON = "application/cloudevents+json"
 _DATA_MEMBER = b',"data":'
@@ -55,6 +56,9 @@ class ReceivedEvent:
     attributes: dict[str, str]
     data: bytes
     signature: tuple[str | None, str | None, str | None]  # id, timestamp, signatures
+    # The W3C trace context it carried (unsigned, untrusted: only to continue a trace), from
+    # the `traceparent`/`tracestate` headers in binary mode, the attributes in structured mode.
+    trace: dict[str, str] = field(default_factory=dict)
 
     def json_data(self) -> Any:
         """The data parsed as JSON (what the signature covered, parsed once)."""
@@ -88,7 +92,8 @@ def parse_request(headers: Mapping[str, str], body: bytes) -> ReceivedEvent:
     if content_type:
         attributes["datacontenttype"] = content_type
     signature = tuple(lowered.get(name) for name in _SIGNATURE_NAMES)
-    return ReceivedEvent("binary", attributes, body, (signature[0], signature[1], signature[2]))
+    signed = (signature[0], signature[1], signature[2])
+    return ReceivedEvent("binary", attributes, body, signed, trace_fields(lowered))
 
 
 def parse_event(event: bytes) -> ReceivedEvent:
@@ -113,7 +118,8 @@ def parse_event(event: bytes) -> ReceivedEvent:
         raise MalformedDelivery("data_base64 is not supported")
     attributes = {name: envelope[name] for name in extras if isinstance(envelope[name], str)}
     signature = tuple(attributes.pop(name, None) for name in _SIGNATURE_ATTRIBUTES)
-    return ReceivedEvent("structured", attributes, data, (signature[0], signature[1], signature[2]))
+    signed = (signature[0], signature[1], signature[2])
+    return ReceivedEvent("structured", attributes, data, signed, trace_fields(attributes))
 
 
 def verify_request(

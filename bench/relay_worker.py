@@ -44,8 +44,22 @@ def drain_relay(db: Any, settings: Settings, spec: dict[str, Any]) -> Counter[st
             return totals
 
 
+def install_telemetry() -> None:
+    """The OpenTelemetry SDK with nothing exported: every span recorded and dropped, every
+    measurement aggregated in memory (the cost of tracing and metrics, not of a network)."""
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+
+    trace.set_tracer_provider(TracerProvider())
+    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+
+
 def main() -> None:
     spec = json.loads(sys.argv[1])
+    if spec.get("telemetry"):
+        install_telemetry()
     settings = Settings(project_id=spec["project"], emulator_host=spec["emulator"])
     if spec.get("seed"):  # on a client of its own: not metered
         seed(Settings(project_id=spec["project"], emulator_host=spec["seedEmulator"]), spec["seed"])

@@ -151,6 +151,7 @@ def run(
             row.update(rttMs=round(slow, 1), directRttMs=round(direct, 1))
             row["addedRttMs"] = round(slow - direct, 1)
         spec: dict[str, Any] = {"runner": variant.runner, "emulator": host, "project": PROJECT}
+        spec["telemetry"] = variant.telemetry
         # The backlog is written straight to the emulator, not through the slow link.
         spec.update(url=tally["url"], config=config, seed=events, seedEmulator=emulator)
         workers = start_workers(stack, scenario.relays, spec, pythonpath)

@@ -29,12 +29,18 @@ class Variant:
     runner: str
     label: str
     ref: str | None = None
+    # The OpenTelemetry SDK installed in the workers (spans and metrics recorded, exported
+    # nowhere): what tracing costs the relay's CPU, side by side with the same relay without.
+    telemetry: bool = False
 
 
 VARIANTS: dict[str, Variant] = {
     "reference": Variant("reference", "reference loop (004): one event at a time"),
     "today": Variant("relay", f"today's relay ({TODAY}): per-event leases", ref=TODAY),
     "partitioned": Variant("relay", "partitioned relay (issue 14): partition leases, one write"),
+    "traced": Variant(
+        "relay", "partitioned relay, OpenTelemetry SDK on, no exporter", telemetry=True
+    ),
 }
 
 

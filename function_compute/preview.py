@@ -32,7 +32,8 @@ from app.masking import masker
 
 # Function Compute refuses a function whose environment variables exceed this in all.
 FC_ENVIRONMENT_LIMIT_BYTES = 4096
-HIDDEN_VARIABLES = (*SECRET_VARIABLES, *SECRET_LIST_VARIABLES)
+# The OTLP headers hold an SLS AccessKey secret or an ARMS token.
+HIDDEN_VARIABLES = (*SECRET_VARIABLES, *SECRET_LIST_VARIABLES, "OTEL_EXPORTER_OTLP_HEADERS")
 
 
 class PreviewFailed(Exception):

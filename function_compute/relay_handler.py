@@ -15,13 +15,14 @@ from typing import Any
 
 from app.config import Settings
 from app.configuration import Configuration
-from app.errors import OutboxError
+from app.errors import ConfigError, OutboxError
 from app.firestore_client import get_db_client
 from app.logs import configure_logging, log_event
 from app.relay import Relay, RelayConfig
 from app.relay.factory import publisher_for
 from app.relay.fan_out import is_fan_out
 from app.relay.publishers import Publisher
+from app.telemetry import configure_telemetry, flush
 
 logger = logging.getLogger("firestore_outbox.relay")
 
@@ -46,12 +47,21 @@ def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[st
     # secrets to mask may have changed with it.
     configuration = Configuration.load()
     with configuration.in_use():
-        return _invoke(event, context, configuration)
+        try:
+            return _invoke(event, context, configuration)
+        finally:
+            # Function Compute may freeze the instance once the handler returns: what the
+            # exporters hold must be sent now, not by a background thread that never wakes.
+            flush()
 
 
 def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
     started = time.monotonic()
     configure_logging(configuration.secrets())
+    try:
+        configure_telemetry()
+    except ConfigError as exc:  # delivering matters more than tracing it: say so, go on
+        log_event(logger, logging.ERROR, "relay.telemetry_not_configured", str(exc))
     trigger = _trigger(event)
     request_id = getattr(context, "request_id", None)
     try:

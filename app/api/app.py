@@ -23,6 +23,7 @@ from app.idempotency.middleware import IdempotencyMiddleware
 from app.idempotency.problems import problem
 from app.idempotency.registry import KeyRegistry
 from app.services import create_new_order
+from app.tracing import record_answer, server_span
 from app.uow import FirestoreUnitOfWork
 
 if TYPE_CHECKING:
@@ -50,11 +51,13 @@ def make_orders_app(
         if path == "/healthz":
             answer = _json(200, {"status": "ok"}) if method in ("GET", "HEAD") else _not_allowed()
         elif path == "/orders":
-            answer = (
-                _post_order(environ, db, settings, before_commit)
-                if method == "POST"
-                else _not_allowed()
-            )
+            if method == "POST":
+                # The front door starts the trace the order's event carries to its consumer.
+                with server_span(environ, method, "/orders") as span:
+                    answer = _post_order(environ, db, settings, before_commit)
+                    record_answer(span, answer.status)
+            else:
+                answer = _not_allowed()
         elif path.startswith("/orders/") and path.count("/") == 2:
             answer = (
                 _get_order(orders, path.split("/")[2], settings.firestore_timeout_seconds)

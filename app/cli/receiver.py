@@ -10,6 +10,7 @@ from app.config import Settings
 from app.firestore_client import get_db_client
 from app.order_counter import OrderCounter
 from app.receiver import Receiver
+from app.telemetry import add_metrics_port, configure_telemetry
 
 
 def register(commands: Any) -> None:
@@ -33,11 +34,13 @@ def register(commands: Any) -> None:
         action="store_true",
         help="accept unsigned deliveries, for local experiments only (default: verify)",
     )
+    add_metrics_port(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     config = args.config.receiver(verify_signatures=not args.no_verify)
+    configure_telemetry(metrics_port=args.metrics_port)  # OTEL_* and --metrics-port
     counter = OrderCounter(get_db_client(settings), config)
     with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
         print(f"listening on {receiver.url}", flush=True)

@@ -12,9 +12,12 @@ from app.cli.failures import CommandFailed
 from app.cli.output import duration, seconds
 from app.config import Settings
 from app.firestore_client import get_db_client
+from app.metrics import BacklogGauges
+from app.ops.status import backlog_reader
 from app.relay import Relay
 from app.relay.follow import Follower
 from app.relay.follow_progress import DEFAULT_PROGRESS_SECONDS
+from app.telemetry import add_metrics_port, configure_telemetry, flush
 
 
 def register(commands: Any) -> None:
@@ -50,11 +53,29 @@ def register(commands: Any) -> None:
         help="with --follow: how often to log a relay.follow_progress line "
         f"(default {DEFAULT_PROGRESS_SECONDS:g}s)",
     )
+    add_metrics_port(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    relay = Relay(get_db_client(settings), settings, args.config.relay())
+    db, config = get_db_client(settings), args.config.relay()
+    relay = Relay(db, settings, config)
+    # OTLP from the OTEL_* variables, Prometheus with --metrics-port; nothing otherwise.
+    if configure_telemetry(metrics_port=args.metrics_port) and args.follow:
+        read = backlog_reader(
+            db,
+            settings.outbox_collection,
+            lock_timeout_seconds=config.lock_timeout_seconds,
+            timeout=settings.firestore_timeout_seconds,
+        )
+        BacklogGauges(read)
+    try:
+        return _run(args, relay)
+    finally:
+        flush()
+
+
+def _run(args: argparse.Namespace, relay: Relay) -> int:
     if args.follow:
         follower = Follower(relay, progress_seconds=args.progress_every)
         for signum in (signal.SIGINT, signal.SIGTERM):

@@ -21,6 +21,7 @@ from app.idempotency.keys import InvalidKey, InvalidTenant, parse_key, parse_ten
 from app.idempotency.problems import problem
 from app.idempotency.registry import InProgress, KeyRegistry, Lock, Mismatch, Replay
 from app.logs import log_event
+from app.metrics import record_idempotency
 
 if TYPE_CHECKING:
     from app.uow import FirestoreUnitOfWork
@@ -154,6 +155,7 @@ class FrontDoor:
         with self._count_lock:
             self.counts[what] += 1
             total = self.counts[what]
+        record_idempotency(what)
         fields: dict[str, Any] = {f"idempotency_{what}_total": total}
         level = logging.DEBUG if what == "hit" else logging.INFO
         log_event(logger, level, f"idempotency.{what}", f"idempotency {what}", **fields)

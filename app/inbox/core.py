@@ -37,7 +37,8 @@ from app import cas
 from app.errors import InvalidInput
 from app.inbox.failures import contended, firestore_failure, logged_instead
 from app.inbox.records import InboxStatus as Status
-from app.inbox.records import LeaseLost, Records, Result, Verdict, event_key
+from app.inbox.records import LeaseLost, Records, Result, Verdict, event_key, event_trace
+from app.tracing import process_span
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference, DocumentSnapshot, Transaction
@@ -183,10 +184,13 @@ class Inbox:
 
     def idempotent(self, effect: Callable[[Any], T]) -> Callable[[Any], Result[T]]:
         """Decorator: `effect(event)` runs through `process`, keyed by the event's source
-        and id (a `cloudevents` event, or a mapping with `source` and `id`)."""
+        and id (a `cloudevents` event, or a mapping with `source` and `id`), in a CONSUMER
+        span continuing the trace its `traceparent` names (`app.tracing.process_span`)."""
 
         def wrapper(event: Any) -> Result[T]:
-            return self.process(*event_key(event), lambda: effect(event))
+            source, event_id = event_key(event)
+            with process_span(event_trace(event), consumer=self.consumer, event_id=event_id):
+                return self.process(source, event_id, lambda: effect(event))
 
         return wrapper
 
@@ -196,9 +200,11 @@ class Inbox:
         """Decorator: `effect(event, transaction)` runs through `process_in_transaction`."""
 
         def wrapper(event: Any) -> Result[T]:
-            return self.process_in_transaction(
-                *event_key(event), lambda transaction: effect(event, transaction)
-            )
+            source, event_id = event_key(event)
+            with process_span(event_trace(event), consumer=self.consumer, event_id=event_id):
+                return self.process_in_transaction(
+                    source, event_id, lambda transaction: effect(event, transaction)
+                )
 
         return wrapper
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import enum
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -124,6 +125,14 @@ def event_key(event: Any) -> tuple[str, str]:
     if hasattr(event, "get_source") and hasattr(event, "get_id"):
         return str(event.get_source()), str(event.get_id())
     return str(event["source"]), str(event["id"])
+
+
+def event_trace(event: Any) -> Mapping[str, Any]:
+    """The attributes of a `cloudevents` event or the mapping itself, where its
+    `traceparent`/`tracestate` (the distributed-tracing extension) are looked up."""
+    if hasattr(event, "get_attributes"):
+        return dict(event.get_attributes())
+    return event if isinstance(event, Mapping) else {}
 
 
 def _utcnow() -> datetime.datetime:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,19 +66,12 @@ def read_status(
     """Counts by aggregation queries; the lag from the relay's own two due-event queries;
     failures by reading `lastError` of at most `max_failures` FAILED events (a read each)."""
     events = db.collection(collection)
-    counts = {
-        status.value: count(events.where(filter=FieldFilter("status", "==", status.value)))
-        for status in EventStatus
-    }
+    counts = count_by_status(db, collection)
     store = LeaseStore(db, collection, timeout=timeout)
     expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
     due = count(store.due_query(EventStatus.PENDING, "nextAttemptAt", now, 1 << 30))
     stuck = count(store.due_query(EventStatus.PROCESSING, "updatedAt", expired_before, 1 << 30))
-    waiting: list[tuple[datetime.timedelta, str]] = []
-    for snapshot in store.pending(now, 1):
-        waiting.append((now - snapshot.get("nextAttemptAt"), snapshot.id))
-    for snapshot in store.abandoned(expired_before, 1):
-        waiting.append((expired_before - snapshot.get("updatedAt"), snapshot.id))
+    waiting = oldest_waiting(store, now, expired_before)
     unscheduled = find_unscheduled(store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
     for snapshot in unscheduled.found:  # eligible since they were created
         created = snapshot.get("createdAt")
@@ -96,6 +90,46 @@ def read_status(
         unscheduled.count,
         [snapshot.id for snapshot in unscheduled.found[:_UNSCHEDULED_NAMED]],
     )
+
+
+def count_by_status(db: Client, collection: str) -> dict[str, int]:
+    """Events per status, by aggregation queries (one read per 1,000 events counted)."""
+    events = db.collection(collection)
+    return {
+        status.value: count(events.where(filter=FieldFilter("status", "==", status.value)))
+        for status in EventStatus
+    }
+
+
+def oldest_waiting(
+    store: LeaseStore, now: datetime.datetime, expired_before: datetime.datetime
+) -> list[tuple[datetime.timedelta, str]]:
+    """How long the oldest due PENDING event and the oldest abandoned lease have waited, with
+    their ids (the relay's own due-event queries, one document each)."""
+    waiting: list[tuple[datetime.timedelta, str]] = []
+    for snapshot in store.pending(now, 1):
+        waiting.append((now - snapshot.get("nextAttemptAt"), snapshot.id))
+    for snapshot in store.abandoned(expired_before, 1):
+        waiting.append((expired_before - snapshot.get("updatedAt"), snapshot.id))
+    return waiting
+
+
+def backlog_reader(
+    db: Client, collection: str, *, lock_timeout_seconds: float, timeout: float = 30.0
+) -> Callable[[], tuple[dict[str, int], float | None]]:
+    """What `app.metrics.BacklogGauges` reads: events per status and how many seconds the
+    oldest eligible event has waited (None: none is due), as `outbox status` counts them
+    (without its scan for unscheduled events)."""
+    store = LeaseStore(db, collection, timeout=timeout)
+
+    def read() -> tuple[dict[str, int], float | None]:
+        now = datetime.datetime.now(datetime.timezone.utc)
+        expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
+        waiting = oldest_waiting(store, now, expired_before)
+        age = max(waiting)[0].total_seconds() if waiting else None
+        return count_by_status(db, collection), age
+
+    return read
 
 
 def _failures(events: Any, limit: int) -> Counter[str]:

@@ -6,12 +6,22 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from app.logs import configured_secrets, log_event
+from app.metrics import record_attempt
 from app.relay.config import SETTLE_ALLOWANCE_SECONDS, RelayConfig
 from app.relay.events import rfc3339
 from app.relay.http import url_secrets
-from app.relay.publishers import Delivery, Outcome, Publisher, PublishResult, bounded_error
+from app.relay.publishers import (
+    Delivery,
+    Outcome,
+    Publisher,
+    PublishResult,
+    bounded_error,
+    error_class,
+)
+from app.tracing import messaging_system, publish_span, record_outcome
 
 if TYPE_CHECKING:
     from app.relay.pipeline import Pipeline
@@ -27,6 +37,12 @@ class Attempts:
         self._publisher = publisher
         self._source = source
         self._config = config
+        self._system = messaging_system(config.publisher)
+        self._destination = destination_of(config)
+        self._labels = {
+            "messaging.system": self._system,
+            "messaging.destination.name": self._destination,
+        }
         # A publisher's exception text goes to `lastError`: masked like every other error.
         self._secrets = [
             *configured_secrets(),
@@ -49,30 +65,65 @@ class Attempts:
         if run.breaker.open:
             return None
         event = lease.event
-        delivery = Delivery(
-            event_id=event.event_id,
-            event_type=event.event_type,
-            source=self._source,
-            subject=event.aggregate_id,
-            time=rfc3339(event.created_at),
-            body=event.body,
-            attempt=lease.attempt,
-            deadline=deadline,
-        )
+        created = {"traceparent": event.traceparent, "tracestate": event.tracestate}
+        with publish_span(
+            self._system, self._destination, event.event_id, created, lease.attempt
+        ) as (span, carried):
+            delivery = Delivery(
+                event_id=event.event_id,
+                event_type=event.event_type,
+                source=self._source,
+                subject=event.aggregate_id,
+                time=rfc3339(event.created_at),
+                body=event.body,
+                attempt=lease.attempt,
+                deadline=deadline,
+                traceparent=carried.get("traceparent"),
+                tracestate=carried.get("tracestate"),
+            )
+            started = time.monotonic()
+            result = self._publish(delivery)
+            seconds = time.monotonic() - started
+            delivered = result.outcome is Outcome.DELIVERED
+            error_type = None if delivered else error_class(result)
+            record_outcome(span, result.outcome.value, error_type)
+        lag = time.time() - event.created_at.timestamp() if delivered else None
+        record_attempt(self._labels, result.outcome.value, error_type, seconds, lag)
+        run.breaker.record(result)
+        return result
+
+    def _publish(self, delivery: Delivery) -> PublishResult:
+        event_id = delivery.event_id
         try:
-            result = self._publisher.publish(delivery)
+            return self._publisher.publish(delivery)
         except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
             log_event(
                 logger,
                 logging.ERROR,
                 "relay.publisher_raised",
-                f"publisher raised on event {event.event_id}",
+                f"publisher raised on event {event_id}",
                 exc_info=True,
-                eventId=event.event_id,
-                attempt=lease.attempt,
+                eventId=event_id,
+                attempt=delivery.attempt,
                 errorClass=type(exc).__name__,
             )
             error = bounded_error(f"{type(exc).__name__}: {exc}", self._secrets)
-            result = PublishResult(Outcome.RETRY, error)
-        run.breaker.record(result)
-        return result
+            return PublishResult(Outcome.RETRY, error)
+
+
+def destination_of(config: RelayConfig) -> str:
+    """`messaging.destination.name` for the configured publisher: a queue, topic, bus or
+    function name; for HTTP the downstream's host and port only (a path or query may hold a
+    token, and user info a password)."""
+    if config.publisher == "http" and config.downstream_url:
+        parts = urlsplit(config.downstream_url)
+        return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname or "")
+    names = {
+        "fc": config.fc_function,
+        "fc3": config.fc_function,
+        "mns": config.mns_queue or config.mns_topic,
+        "eventbridge": config.eventbridge_bus,
+        "rocketmq": config.rocketmq_topic,
+        "amqp": config.amqp_exchange or "(default exchange)",
+    }
+    return names.get(config.publisher) or ""

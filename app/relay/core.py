@@ -24,6 +24,7 @@ from google.api_core import exceptions as google_exceptions
 
 from app.config import Settings
 from app.logs import log_event
+from app.metrics import record_run
 from app.relay.attempts import Attempts
 from app.relay.breaker import Breaker
 from app.relay.config import RelayConfig
@@ -170,6 +171,7 @@ class Relay:
             instanceId=instance,
             durationMs=round((time.monotonic() - started) * 1000),
         )
+        record_run(summary)
         return summary
 
     @contextmanager

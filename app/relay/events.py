@@ -11,6 +11,8 @@ from typing import Any
 
 from google.cloud.firestore import DocumentReference, GeoPoint
 
+from app.trace_context import TRACEPARENT, TRACESTATE, trace_fields
+
 
 class PoisonEvent(Exception):
     """An outbox document that can never be delivered as it is; the message says why."""
@@ -25,6 +27,9 @@ class OutboxEvent:
     created_at: datetime.datetime
     attempts: int
     body: bytes  # the payload as JSON, exactly the bytes sent downstream
+    # The creation trace context (`app.tracing`), when valid; a bad one is dropped, not poison.
+    traceparent: str | None = None
+    tracestate: str | None = None
 
     @classmethod
     def from_document(cls, document_id: str, data: Mapping[str, Any]) -> OutboxEvent:
@@ -53,6 +58,7 @@ class OutboxEvent:
             body = encode_json(payload)
         except (TypeError, ValueError) as exc:
             raise PoisonEvent(f"payload cannot be encoded as JSON: {exc}") from exc
+        trace = trace_fields(data)
         return cls(
             event_id=event_id,
             event_type=strings["eventType"],
@@ -61,6 +67,8 @@ class OutboxEvent:
             created_at=created_at,
             attempts=attempts,
             body=body,
+            traceparent=trace.get(TRACEPARENT),
+            tracestate=trace.get(TRACESTATE),
         )
 
 

@@ -31,6 +31,15 @@ class Delivery:
     # `time.monotonic()` by which the attempt must be over, answer read or given up: the
     # relay sets it from its run's budget and the event's lease; None means no bound.
     deadline: float | None = None
+    # The publish span's W3C trace context (`app.tracing`): the CloudEvents distributed-tracing
+    # extension. Not signed: a consumer only uses it to continue the trace.
+    traceparent: str | None = None
+    tracestate: str | None = None
+
+    def trace_fields(self) -> dict[str, str]:
+        """`traceparent` and `tracestate`, those that are set."""
+        fields = {"traceparent": self.traceparent, "tracestate": self.tracestate}
+        return {name: value for name, value in fields.items() if value}
 
 
 class Outcome(enum.Enum):
@@ -61,7 +70,8 @@ class Publisher(Protocol):
 
 
 def cloudevent_attributes(delivery: Delivery) -> dict[str, str]:
-    """The CloudEvents attributes of a delivery, as values (what `app.signing` signs)."""
+    """The CloudEvents attributes of a delivery, as values (what `app.signing` signs, which
+    leaves the distributed-tracing extension's `traceparent`/`tracestate` out)."""
     return {
         "specversion": "1.0",
         "id": delivery.event_id,
@@ -70,13 +80,17 @@ def cloudevent_attributes(delivery: Delivery) -> dict[str, str]:
         "subject": delivery.subject,
         "time": delivery.time,
         "datacontenttype": "application/json",
+        **delivery.trace_fields(),
     }
 
 
 def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
     """CloudEvents 1.0 HTTP binary mode, plus `Idempotency-Key`; every value encoded by
-    `header_value`, so any id, type or subject travels and comes back as it was."""
+    `header_value`, so any id, type or subject travels and comes back as it was. The trace
+    context travels as the W3C `traceparent`/`tracestate` headers, as the CloudEvents
+    distributed-tracing extension says for binary mode."""
     return {
+        **delivery.trace_fields(),
         "Content-Type": "application/json",
         "ce-specversion": "1.0",
         "ce-id": header_value(delivery.event_id),

@@ -1,0 +1,91 @@
+"""Trace context on deliveries: which publishers carry it where, what is dropped, and that it
+changes nothing that is signed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from app.relay.fc_shared import structured_cloudevent
+from app.relay.publishers import Delivery, cloudevent_attributes, cloudevent_headers
+from app.signed_events import parse_event, parse_request, verify_event, verify_request
+from app.signing import Signer
+from app.trace_context import trace_fields
+
+PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+SECRET = "whsec-0123456789abcdef"
+
+
+def delivery(**trace: str) -> Delivery:
+    return Delivery(
+        "e-1", "OrderCreated", "//src", "order-1", "2026-01-01T00:00:00Z", b"{}", 1, **trace
+    )  # type: ignore[arg-type]
+
+
+def test_binary_mode_carries_the_w3c_headers_and_structured_mode_the_attributes() -> None:
+    traced = delivery(traceparent=PARENT, tracestate="vendor=1")
+    headers = cloudevent_headers(traced)
+    assert (headers["traceparent"], headers["tracestate"]) == (PARENT, "vendor=1")
+    assert not any(name.startswith("ce-trace") for name in headers)
+    assert parse_request(headers, b"{}").trace == {"traceparent": PARENT, "tracestate": "vendor=1"}
+
+    envelope = structured_cloudevent(traced)
+    assert json.loads(envelope)["traceparent"] == PARENT
+    assert parse_event(envelope).trace == {"traceparent": PARENT, "tracestate": "vendor=1"}
+
+
+def test_an_untraced_delivery_carries_no_trace_fields() -> None:
+    plain = delivery()
+    assert "traceparent" not in cloudevent_headers(plain)
+    assert "traceparent" not in cloudevent_attributes(plain)
+    assert parse_request(cloudevent_headers(plain), b"{}").trace == {}
+
+
+def test_the_trace_context_is_outside_the_signature_so_each_attempt_verifies() -> None:
+    signer = Signer([SECRET])
+    for traced in (delivery(), delivery(traceparent=PARENT)):
+        signature = signer.sign(cloudevent_attributes(traced), traced.body)
+        assert (
+            signature.headers()["webhook-id"]
+            == (signer.sign(cloudevent_attributes(delivery()), b"{}").headers()["webhook-id"])
+        )
+        headers = {**cloudevent_headers(traced), **signature.headers()}
+        assert verify_request(headers, traced.body, [SECRET]).attributes["id"] == "e-1"
+        assert verify_event(structured_cloudevent(traced, signature), [SECRET]).data == b"{}"
+
+
+def test_anything_but_a_valid_traceparent_is_dropped() -> None:
+    for bad in ("", "01-" + PARENT[3:], PARENT.upper(), PARENT + "-extra", PARENT + "\n", 7):
+        assert trace_fields({"traceparent": bad, "tracestate": "a=b"}) == {}
+    assert trace_fields({"traceparent": PARENT, "tracestate": "x" * 513}) == {"traceparent": PARENT}
+
+
+def test_without_an_sdk_nothing_is_stored_and_spans_cost_nothing() -> None:
+    code = (
+        "from opentelemetry import trace; from app import tracing; "
+        "t = trace.get_tracer('x'); "
+        "s = t.start_as_current_span('outer'); s.__enter__(); "
+        "print(tracing.creation_context()); "
+        "c = tracing.publish_span('http', 'h', 'e', {'traceparent': "
+        f"'{PARENT}'" + "}, 1); span, carried = c.__enter__(); "
+        "print(carried, span.is_recording())"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    # The API alone: no span records, and the stored creation context passes on unchanged.
+    first, second = result.stdout.splitlines()
+    assert first == "{}"
+    assert second == f"{{'traceparent': '{PARENT}'}} False"
+
+
+def test_an_all_zero_stored_trace_id_is_no_parent() -> None:
+    zero = "00-" + "0" * 32 + "-b7ad6b7169203331-01"
+    code = (
+        "from app import tracing; "
+        f"c = tracing.publish_span('http', 'h', 'e', {{'traceparent': '{zero}'}}, 1); "
+        "span, carried = c.__enter__(); print(carried)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "{}"  # API only: no span of its own, nothing to carry
