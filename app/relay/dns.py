@@ -47,10 +47,14 @@ def resolve(host: str, port: int, family: int, timeout: float | None) -> list[Ad
     key = (host, port, family)
     with _lock:
         lookup = _lookups.get(key)
+        started = lookup is None
         if lookup is None:
             lookup = _pool.submit(socket.getaddrinfo, host, port, family, socket.SOCK_STREAM)
             _lookups[key] = lookup
-            lookup.add_done_callback(lambda _: _forget(key, lookup))
+    if started:
+        # Outside the lock: a lookup already answered runs the callback at once, on this
+        # thread, and `_forget` takes the lock (inside it, that deadlocked the caller).
+        lookup.add_done_callback(lambda _: _forget(key, lookup))
     try:
         return lookup.result(None if timeout is None else max(timeout, 0.0))
     except concurrent.futures.TimeoutError:
