@@ -13,9 +13,8 @@ import pytest
 
 from app.cas import WriteOutcome, Written
 from app.errors import ConfigError
-from app.relay.aggregates import Aggregates
+from app.relay.aggregates import Aggregates, goes_on
 from app.relay.config import load_relay_config
-from app.relay.drain import goes_on
 from app.relay.fan_out import wanted
 from app.relay.partitions import configured_partitions, partition_of
 from app.relay.publishers import Outcome, PublishResult
