@@ -128,6 +128,11 @@ class Aggregates:
             if lost and partition is not None:
                 self.lost.add(partition)
 
+    def poke(self) -> None:
+        """Wake whoever waits on `changed` (something else it waits for happened)."""
+        with self.changed:
+            self.changed.notify_all()
+
     def ready(self) -> int:
         """Aggregates whose next event may go now."""
         with self.changed:

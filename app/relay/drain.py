@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING
 from app.relay.aggregates import Aggregates
 from app.relay.fan_out import wanted
 from app.relay.head_sender import HeadSender
+from app.relay.page_reads import PageReads
 from app.relay.partition_leases import HeldPartition, PartitionLeases
-from app.relay.partition_scan import held_events, open_events
-from app.relay.ramp import bucket, pace
+from app.relay.partition_scan import held_events
 from app.relay.survey import survey
 
 if TYPE_CHECKING:
-    from app.firestore_raw import Found
     from app.relay.attempts import Attempts
     from app.relay.config import RelayConfig
     from app.relay.fan_out import FanOut
@@ -42,6 +41,8 @@ if TYPE_CHECKING:
 # Held aggregates read per partition: more than this many held at once is an outage to fix.
 HELD_READ_LIMIT = 1000
 _WAKE_SECONDS = 0.2
+# Events read and waiting, in pages of RELAY_BATCH_SIZE, before reading ahead pauses.
+READ_AHEAD = 4
 
 
 class PartitionDrain:
@@ -106,26 +107,40 @@ class PartitionDrain:
         partitions are claimed as soon as the ones held have no page left to read (while
         their last events are still being published); a partition is released as soon as
         every event read from it is settled. `held` is kept up to date for the caller."""
-        cursors: dict[int, Found | None] = {}
+        reads = PageReads(self._store, self.aggregates, pages, self._config.batch_size)
         exhausted = False
+
+        def more() -> bool:  # anything left to read or claim
+            return bool(reads.open) or not exhausted
+
+        def work() -> bool:  # something for this loop: a page came back, or room to read
+            if reads.arrived():
+                return True
+            # Read ahead while what was read is being published, within a bound of memory.
+            aggregates, size = self.aggregates, self._config.batch_size
+            if aggregates.ready() >= size // 2 or aggregates.waiting() >= READ_AHEAD * size:
+                return False
+            return reads.can_send() or (not reads.open and not exhausted)
+
         while True:
             if stop := self._stopping(run):
-                self._sender.deliver(run, held, more=False)  # none go out: waits for the ones out
+                self._sender.wait_out()
                 return stop
             renewed = self._renew(run, list(held.values()))
             held.clear()
             held.update((h.partition, h) for h in renewed)
-            cursors = {p: c for p, c in cursors.items() if p in held}
-            if not cursors and not exhausted:
-                claimed = self._claim(run, visited)
-                exhausted = not claimed
-                held.update((h.partition, h) for h in claimed)
-                cursors.update((h.partition, None) for h in claimed)
-            if cursors:
-                self._read_pages(run, cursors, pages)
-            self._release(held, [p for p in held if p not in cursors])
-            more = bool(cursors) or not exhausted
-            if not self._sender.deliver(run, held, more=more) and not more:
+            reads.keep(held)
+            reads.take(run)
+            if work():  # few events left to publish: read on, or claim the next partitions
+                if not reads.open and not exhausted:
+                    claimed = self._claim(run, visited)
+                    exhausted = not claimed
+                    held.update((h.partition, h) for h in claimed)
+                    reads.start(h.partition for h in claimed)
+                reads.send(run)
+            reading = reads.open
+            self._release(held, [p for p in held if p not in reading])
+            if not self._sender.deliver(run, held, more=more, work=work):
                 return "drained"
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
@@ -139,27 +154,6 @@ class PartitionDrain:
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
         return claimed
-
-    def _read_pages(
-        self, run: Pipeline, cursors: dict[int, Found | None], pages: ThreadPoolExecutor
-    ) -> None:
-        """A page of RELAY_BATCH_SIZE from each partition with more to read, all queries at
-        once (each is a round trip to Firestore); a short page ends its partition's reads."""
-        # RELAY_RAMP=on: booked before they are read, each page at most a bucket's share.
-        limit = bucket(run.ramp, self._config.batch_size * len(cursors)) // len(cursors) or 1
-        pace(run.ramp, limit * len(cursors), run.deadline)
-        read = {
-            p: pages.submit(self._store.run, open_events(self._store, p, limit, after))
-            for p, after in cursors.items()
-        }
-        for partition, future in read.items():
-            page = future.result()
-            run.tally["batches"] += 1
-            self.aggregates.add(partition, page)
-            if len(page) < limit:
-                del cursors[partition]  # drained for this run
-            else:
-                cursors[partition] = page[-1]
 
     def _release(
         self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False

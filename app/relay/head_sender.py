@@ -49,13 +49,22 @@ class HeadSender:
         self._lease_seconds = lease_seconds
         self._stopping = stopping
 
-    def deliver(self, run: Pipeline, held: dict[int, HeldPartition], *, more: bool) -> bool:
-        """Publish the heads of the queued aggregates; return True to read more pages
-        first (when `more` are left and few events wait), False once none can go on."""
+    def deliver(
+        self,
+        run: Pipeline,
+        held: dict[int, HeldPartition],
+        *,
+        more: Callable[[], bool],
+        work: Callable[[], bool],
+    ) -> bool:
+        """Publish the heads of the queued aggregates until `work()` says the drain has
+        something to do or the run stops (True), or nothing is in flight and there is not
+        `more()` to read or claim (False)."""
         aggregates = self.aggregates
         while True:
+            stopping = self._stopping(run)
             room = self._config.batch_size - aggregates.in_flight
-            heads = [] if self._stopping(run) else aggregates.heads(room)
+            heads = [] if stopping else aggregates.heads(room)
             for key, partition, document in heads:
                 lease = self._lease(run, key, held[partition], document)
                 if lease is None:
@@ -66,11 +75,19 @@ class HeadSender:
                 future = run.pool.submit(self._attempts.publish, lease, run)
                 future.add_done_callback(self._published(run, key, lease))
             with aggregates.changed:
-                if run.settler.error is not None or (aggregates.in_flight == 0 and not heads):
-                    return more and run.settler.error is None and not self._stopping(run)
-                if more and aggregates.ready() < self._config.batch_size // 2:
-                    return True  # read ahead while what was read is being published
+                if stopping or run.settler.error is not None or work():
+                    return True  # the drain stops, or has something to do
+                if heads:
+                    continue  # room for more, perhaps
+                if aggregates.in_flight == 0 and not more():
+                    return False
                 aggregates.changed.wait(_WAKE_SECONDS)
+
+    def wait_out(self) -> None:
+        """Wait until no publish is in flight (the run stops: nothing new goes out)."""
+        with self.aggregates.changed:
+            while self.aggregates.in_flight:
+                self.aggregates.changed.wait(_WAKE_SECONDS)
 
     def _published(self, run: Pipeline, key: str, lease: Lease) -> Callable[[Future[Any]], None]:
         """The aggregate's next event may go as soon as this one was delivered (in order:
