@@ -12,6 +12,7 @@ from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.relay.amqp_fc3_checks import check_amqp, check_fc3
 from app.relay.partitions import DEFAULT_PARTITIONS, check_partitions
+from app.relay.ramp import parse_ramp
 from app.relay.target_checks import check_eventbridge, check_mns, check_rocketmq, flag
 from app.signing import parse_secrets
 from app.urls import url_problem
@@ -96,6 +97,10 @@ class RelayConfig:
     fan_out_endpoint: str | None = None
     fan_out_service: str | None = None
     fan_out_function: str | None = None
+    # The ramp governor (`app.relay.ramp`): Firestore's 500/50/5 rule, off by default.
+    ramp: bool = False
+    ramp_rate: int = 500  # operations per second at first
+    ramp_step_seconds: float = 300.0  # 50% more after each step
 
     def __post_init__(self) -> None:
         self._check_partitioning()
@@ -177,6 +182,11 @@ class RelayConfig:
     def _check_fan_out(self) -> None:
         _at_least("RELAY_FAN_OUT_MAX", self.fan_out_max, 0)
         _at_least("RELAY_FAN_OUT_EVENTS", self.fan_out_events, 1)
+        _at_least("RELAY_RAMP_RATE", self.ramp_rate, 1)
+        if not self.ramp_step_seconds > 0:
+            raise ConfigError(
+                f"RELAY_RAMP_STEP_SECONDS must be greater than 0, got {self.ramp_step_seconds}"
+            )
         if self.fan_out_max:
             self._check_function(
                 "RELAY_FAN_OUT",
@@ -239,6 +249,8 @@ _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
     "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", int),
     "fan_out_max": ("RELAY_FAN_OUT_MAX", int),
     "fan_out_events": ("RELAY_FAN_OUT_EVENTS", int),
+    "ramp_rate": ("RELAY_RAMP_RATE", int),
+    "ramp_step_seconds": ("RELAY_RAMP_STEP_SECONDS", float),
 }
 
 
@@ -285,6 +297,7 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         fan_out_endpoint=get("RELAY_FAN_OUT_ENDPOINT"),
         fan_out_service=get("RELAY_FAN_OUT_SERVICE"),
         fan_out_function=get("RELAY_FAN_OUT_FUNCTION"),
+        ramp=parse_ramp(get("RELAY_RAMP")),
         **numbers,
     )
 

@@ -35,6 +35,7 @@ from app.relay.leasing import drain_due, lease_batch
 from app.relay.partition_leases import PartitionLeases
 from app.relay.pipeline import InFlight, Pipeline, hand_to
 from app.relay.publishers import Publisher
+from app.relay.ramp import RampGovernor, RampSchedule
 from app.relay.settler import OnSettled, Settler
 from app.relay.transitions import bounded_instance_id
 
@@ -95,6 +96,7 @@ class Relay:
         self._db = db
         self._partition_collection = config.partition_collection
         self._fan_out_client: FanOut | None = None
+        self._ramp: RampGovernor | None = None
 
     def _fan_out(self) -> FanOut | None:
         if not self.config.fan_out_max:
@@ -104,6 +106,21 @@ class Relay:
 
             self._fan_out_client = FanOut(self.config, self._source)
         return self._fan_out_client
+
+    def _ramp_for(self, tally: Counter[str]) -> RampGovernor | None:
+        """RELAY_RAMP=on: the governor of the drain under way, its ramp started by the first
+        run that found work. The invocations a fan-out starts may run at once, so each
+        takes an equal share of the rule's rate."""
+        if not self.config.ramp:
+            return None
+        if self._ramp is None:
+            schedule = RampSchedule(
+                started_at=time.time(),
+                initial_rate=float(self.config.ramp_rate),
+                step_seconds=self.config.ramp_step_seconds,
+            )
+            self._ramp = RampGovernor(schedule, share=1 / (1 + self.config.fan_out_max))
+        return self._ramp
 
     def partition_leases(self) -> PartitionLeases:
         """The partition leases this relay claims (`RELAY_LEASES=partition`)."""
@@ -154,6 +171,8 @@ class Relay:
             else:
                 with self.pipeline(deadline, instance, tally) as pipeline:
                     summary["stoppedBy"] = drain_due(self, pipeline)
+            if not tally["leased"] and summary["stoppedBy"] == "drained":
+                self._ramp = None  # idle: the next backlog ramps up from the start again
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
         except google_exceptions.GoogleAPIError as exc:
@@ -188,6 +207,7 @@ class Relay:
         met. Settles are retried until `deadline` (monotonic); `on_settled` hears how each
         one ended."""
         in_flight = InFlight()
+        ramp = self._ramp_for(tally)
         settler = Settler(
             self._store,
             self.config,
@@ -196,11 +216,12 @@ class Relay:
             instance=instance,
             deadline=deadline,
             on_settled=on_settled,
+            ramp=ramp,
         )
         breaker = Breaker(self.config.breaker_threshold, instance)
         try:
             with settler, ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
-                yield Pipeline(pool, settler, in_flight, deadline, instance, tally, breaker)
+                yield Pipeline(pool, settler, in_flight, deadline, instance, tally, breaker, ramp)
         finally:
             tally.update(settler.tally)
 

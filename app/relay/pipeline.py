@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from app.relay.breaker import Breaker
 from app.relay.publishers import PublishResult
+from app.relay.ramp import RampGovernor
 from app.relay.settler import Lease, Settler
 
 
@@ -25,6 +26,7 @@ class Pipeline:
     instance: str
     tally: Counter[str]
     breaker: Breaker
+    ramp: RampGovernor | None = None  # RELAY_RAMP=on: paces reads and settles
 
 
 class InFlight:

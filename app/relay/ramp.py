@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from app.errors import ConfigError
 
-__all__ = ["RampGovernor", "RampSchedule", "parse_ramp"]
+__all__ = ["RampGovernor", "RampSchedule", "bucket", "pace", "parse_ramp"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +96,11 @@ class RampGovernor:
         """This governor's operations per second now."""
         return self.schedule.rate(self._clock()) * self.share
 
+    def bucket(self) -> int:
+        """The most operations one booking should carry (the bucket's size now, at least 1):
+        a larger one is paced on average but sent as one burst."""
+        return max(1, math.floor(self.rate() * self.burst_seconds))
+
     def reserve(self, operations: int = 1) -> float:
         """Book `operations` and return the seconds to wait before sending them (0: now).
         Bookings queue: each one waits behind those booked before it, so a batch larger
@@ -113,6 +118,21 @@ class RampGovernor:
             if self._tokens >= 0:
                 return 0.0
             return -self._tokens / self.schedule.rate(now) / self.share
+
+
+def bucket(governor: RampGovernor | None, limit: int) -> int:
+    """`limit`, or less with a governor: at most its bucket."""
+    return limit if governor is None else max(1, min(limit, governor.bucket()))
+
+
+def pace(governor: RampGovernor | None, operations: int, deadline: float) -> None:
+    """Book `operations` with `governor` (None: no ramp) and sleep until they may go, but
+    never past `deadline` (monotonic): a run out of budget stops rather than waits."""
+    if governor is None or not operations:
+        return
+    wait = governor.reserve(operations)
+    if wait > 0:
+        time.sleep(max(0.0, min(wait, deadline - time.monotonic())))
 
 
 def parse_ramp(raw: str | None) -> bool:

@@ -36,6 +36,7 @@ from app.relay.events import OutboxEvent
 from app.relay.leases import LeaseStore
 from app.relay.outcomes import TRANSIENT_ERRORS, backoff_pause, count_refused
 from app.relay.publishers import Outcome, PublishResult, error_class
+from app.relay.ramp import RampGovernor, bucket, pace
 from app.relay.transitions import one_write_settlement, settlement
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,8 @@ class Settler:
     with the number of leases it settled (or lost). Transient failures are retried until
     `deadline` (monotonic; with none, for one lock timeout); a lasting Firestore error stops
     it and is raised by `close()`. Leases it could not settle are taken back after the lock
-    timeout. `instance` is the relay's `processingInstanceId`, which names its settles."""
+    timeout. `instance` is the relay's `processingInstanceId`, which names its settles;
+    `ramp` (if any) paces its writes (`app.relay.ramp`)."""
 
     def __init__(
         self,
@@ -79,7 +81,9 @@ class Settler:
         instance: str,
         deadline: float = math.inf,
         on_settled: OnSettled | None = None,
+        ramp: RampGovernor | None = None,
     ) -> None:
+        self._ramp = ramp
         self.tally: Counter[str] = Counter()
         self._on_settled = on_settled
         self._instance = instance
@@ -130,7 +134,7 @@ class Settler:
             items = []
             while item is not _STOP:
                 items.append(item)
-                if len(items) >= self._config.batch_size:
+                if len(items) >= bucket(self._ramp, self._config.batch_size):
                     break
                 try:
                     item = self._queue.get_nowait()
@@ -141,6 +145,7 @@ class Settler:
                 continue
             try:
                 if self._error is None:
+                    pace(self._ramp, len(items), self._deadline)  # RELAY_RAMP=on
                     self._settle(items)
             except BaseException as exc:  # raised by close(), in the relay's own thread
                 self._error = exc

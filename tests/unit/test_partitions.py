@@ -13,9 +13,8 @@ import pytest
 
 from app.cas import WriteOutcome, Written
 from app.errors import ConfigError
-from app.relay.aggregates import Aggregates
+from app.relay.aggregates import Aggregates, goes_on
 from app.relay.config import load_relay_config
-from app.relay.drain import goes_on
 from app.relay.fan_out import wanted
 from app.relay.partitions import configured_partitions, partition_of
 from app.relay.publishers import Outcome, PublishResult
@@ -103,6 +102,36 @@ def test_unordered_events_go_side_by_side_and_a_lost_settle_gives_up_the_partiti
     assert len(aggregates.heads(10)) == 3
     aggregates.settled(lease_of(docs[0]), "processed", Written(WriteOutcome.LOST))
     assert aggregates.lost == {5}
+
+
+def test_a_partition_counts_as_open_until_every_event_read_from_it_is_settled() -> None:
+    # The drain releases a partition only once this count is 0: the next holder must not
+    # find an event delivered here still PENDING.
+    docs = [Doc(f"{a}{n}", {"aggregateId": a}) for n in range(2) for a in "ab"]
+    aggregates = Aggregates(ordered=True, skip_failed=False)
+    aggregates.add(3, docs)
+    assert aggregates.open_in(3) == 4 and aggregates.ready() == 2
+    a0, b0 = (d for _, _, d in aggregates.heads(10))
+    aggregates.finish("a", go_on=True)  # delivered: a1 may go, a0 still settling
+    aggregates.abandon(b0.id)  # never sent (not due yet): nothing to settle
+    aggregates.finish("b", go_on=False)  # and b waits: b1 is dropped
+    assert aggregates.open_in(3) == 2  # a0 settling, a1 queued
+    aggregates.settled(lease_of(a0), "processed", Written(WriteOutcome.APPLIED))
+    [(_, _, a1)] = aggregates.heads(10)
+    aggregates.finish("a", go_on=True)
+    assert aggregates.open_in(3) == 1
+    aggregates.settled(lease_of(a1), "processed", Written(WriteOutcome.APPLIED))
+    assert aggregates.open_in(3) == 0 and aggregates.waiting() == 0
+
+
+def test_the_events_of_a_lost_partition_are_not_handed_out() -> None:
+    docs = [Doc(f"{a}{n}", {"aggregateId": a}) for n in range(2) for a in "ab"]
+    aggregates = Aggregates(ordered=True, skip_failed=False)
+    aggregates.add(1, docs[:2])  # a0, b0
+    aggregates.add(2, [Doc("c0", {"aggregateId": "c"})])
+    aggregates.lost.add(1)
+    assert [d.id for _, _, d in aggregates.heads(10)] == ["c0"]
+    assert aggregates.waiting() == 0 and aggregates.open_in(1) == 0
 
 
 def test_fast_config_keeps_the_defaults_of_partitioning() -> None:
