@@ -21,7 +21,6 @@ from typing import Any
 from app.logs import log_event
 from app.relay.core import _COUNTS
 
-RUN_COUNTS = _COUNTS  # a name of this module: follow_partitions imports it from here
 logger = logging.getLogger("app.relay.follow")
 
 DEFAULT_PROGRESS_SECONDS = 30.0
