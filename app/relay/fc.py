@@ -25,14 +25,13 @@ from urllib.parse import quote, urlsplit
 from fc2.auth import Auth
 
 from app.relay.answers import Answer
-from app.relay.fc_shared import CHANNEL_ERRORS, error_code, structured_cloudevent
+from app.relay.fc_shared import CHANNEL_ERRORS, error_code, signed_cloudevent
 from app.relay.http import USER_AGENT, HttpTransport
 from app.relay.publishers import (
     Delivery,
     Outcome,
     PublishResult,
     classify_status,
-    cloudevent_attributes,
     header_value,
 )
 from app.signing import Signer
@@ -86,10 +85,7 @@ class FcPublisher:
         )
 
     def publish(self, delivery: Delivery) -> PublishResult:
-        signature = None
-        if self._signer is not None:
-            signature = self._signer.sign(cloudevent_attributes(delivery), delivery.body)
-        body = structured_cloudevent(delivery, signature)
+        body = signed_cloudevent(delivery, self._signer)
         headers = {
             "host": self._host,
             "date": email.utils.formatdate(usegmt=True),

@@ -27,14 +27,13 @@ from urllib.parse import urlsplit
 
 from app.relay.acs3 import Credentials, percent_encode, sign
 from app.relay.answers import Answer
-from app.relay.fc_shared import CHANNEL_ERRORS, error_code, structured_cloudevent
+from app.relay.fc_shared import CHANNEL_ERRORS, error_code, signed_cloudevent
 from app.relay.http import USER_AGENT, HttpTransport
 from app.relay.publishers import (
     Delivery,
     Outcome,
     PublishResult,
     classify_status,
-    cloudevent_attributes,
 )
 from app.signing import Signer
 
@@ -97,10 +96,7 @@ class Fc3Publisher:
         )
 
     def publish(self, delivery: Delivery) -> PublishResult:
-        signature = None
-        if self._signer is not None:
-            signature = self._signer.sign(cloudevent_attributes(delivery), delivery.body)
-        body = structured_cloudevent(delivery, signature)
+        body = signed_cloudevent(delivery, self._signer)
         headers = {
             "host": self._host,
             "content-type": "application/json",

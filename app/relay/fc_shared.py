@@ -7,7 +7,7 @@ import json
 import re
 
 from app.relay.publishers import Delivery, cloudevent_attributes
-from app.signing import Signature
+from app.signing import Signature, Signer
 
 # Function Compute's error codes that say the invocation cannot work however often it is tried
 # (credentials, permission, a clock too far off, a service, function, version or alias that is
@@ -45,6 +45,14 @@ def structured_cloudevent(delivery: Delivery, signature: Signature | None = None
         envelope.update(signature.attributes())
     head = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))[:-1]
     return head.encode() + b',"data":' + delivery.body + b"}"
+
+
+def signed_cloudevent(delivery: Delivery, signer: Signer | None) -> bytes:
+    """`structured_cloudevent` of `delivery`, signed over its attributes when `signer` is set."""
+    signature = None
+    if signer is not None:
+        signature = signer.sign(cloudevent_attributes(delivery), delivery.body)
+    return structured_cloudevent(delivery, signature)
 
 
 def error_code(excerpt: str) -> str | None:
