@@ -1,7 +1,8 @@
 """Start, reset and stop a local Firestore emulator (for the demo and the tests).
 
 The launcher is a shell script that leaves a Java child behind when killed, so the emulator
-runs in its own process group and the whole group is ended.
+runs in its own process group and the whole group is ended; a watchdog ends it too when the
+process that started it dies without stopping it (app/watchdog.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import NoReturn
 import requests
 
 from app.errors import OutboxError
+from app.watchdog import Watchdog
 
 LAUNCHER_ENV = "FIRESTORE_EMULATOR_LAUNCHER"
 _LAUNCHER_IN_SDK = "platform/cloud-firestore-emulator/cloud_firestore_emulator"
@@ -64,6 +66,7 @@ class FirestoreEmulator:
         self.port = port or free_port(host)
         self.rules = rules
         self._process: subprocess.Popen[bytes] | None = None
+        self._watchdog: Watchdog | None = None
         self._command: list[str] = []
 
     @property
@@ -98,6 +101,7 @@ class FirestoreEmulator:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+        self._watchdog = Watchdog(self._process.pid)
         deadline = time.monotonic() + timeout
         delay = 0.1
         while time.monotonic() < deadline:
@@ -122,6 +126,9 @@ class FirestoreEmulator:
         process, self._process = self._process, None
         if process is None:
             return
+        if self._watchdog is not None:
+            self._watchdog.disarm()
+            self._watchdog = None
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(process.pid, sig)

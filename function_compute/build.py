@@ -50,6 +50,7 @@ LEFT_OUT = (
     "app/cli/",
     "app/demo.py",
     "app/emulator.py",
+    "app/watchdog.py",
     "app/receiver.py",
     "app/request_limits.py",
     "app/order_counter.py",

@@ -1,5 +1,6 @@
 """A real RabbitMQ broker for the tests: Debian's `rabbitmq-server`, run as a node of its own
-on free ports in a temporary directory, stopped by its process group.
+on free ports in a temporary directory, stopped by its process group (and by a watchdog
+when the test process dies without stopping it: app/watchdog.py).
 
     from tests.rabbitmq import Broker, rabbitmq_node  # noqa: F401  (the `rabbitmq` fixture)
 
@@ -22,6 +23,7 @@ import pika
 import pytest
 
 from app.emulator import free_port
+from app.watchdog import Watchdog
 
 # Debian's wrapper in /usr/sbin switches to the rabbitmq user; the script behind it runs the
 # node as whoever calls it, which a node in a temporary directory needs.
@@ -48,6 +50,7 @@ class Broker:
         self.port = free_port()
         self.url = f"amqp://guest:guest@127.0.0.1:{self.port}/%2F"
         self._process: subprocess.Popen[bytes] | None = None
+        self._watchdog: Watchdog | None = None
         (directory / "rabbitmq.conf").write_text(
             f"listeners.tcp.1 = 127.0.0.1:{self.port}\n"
             "loopback_users.guest = true\n"
@@ -86,6 +89,7 @@ class Broker:
             start_new_session=True,  # its own process group, for stop()
         )
         log.close()
+        self._watchdog = Watchdog(self._process.pid)
         deadline = time.monotonic() + START_SECONDS
         while True:
             if self._process.poll() is not None:
@@ -103,6 +107,9 @@ class Broker:
         """Stop the node and everything it started (SIGTERM to its group, SIGKILL if it
         lingers)."""
         process, self._process = self._process, None
+        if self._watchdog is not None:
+            self._watchdog.disarm()
+            self._watchdog = None
         if process is None or process.poll() is not None:
             return
         os.killpg(process.pid, signal.SIGTERM)
