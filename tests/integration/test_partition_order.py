@@ -15,7 +15,10 @@ from app.ops.held import list_held, release_held
 from app.receiver import Answer, Receiver
 from app.relay.partitions import partition_of
 from tests.helpers import add_raw_event, make_relay, outbox, run_until
-from tests.integration.test_cli_ops import Run, run  # noqa: F401  (the `run` fixture)
+from tests.operator_commands import (
+    Run,
+    run_outbox,  # noqa: F401  (the `run` fixture)
+)
 from tests.ordering import Sequences, add_sequences, add_steps
 
 
@@ -110,7 +113,7 @@ def test_the_held_command_lists_held_aggregates_and_releases_one(
     db: firestore.Client,
     settings: Settings,
     receiver: Receiver,
-    run: Run,  # noqa: F811  (the fixture imported above)
+    run: Run,
 ) -> None:
     [failed, later] = add_steps(db, settings, ["order-7", "order-7"])
     receiver.respond = lambda r: Answer(422 if r.json()["seq"] == 0 else 200)

@@ -11,7 +11,10 @@ from google.cloud import firestore
 from app.config import Settings
 from app.receiver import Receiver
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
-from tests.integration.test_cli_ops import Run, run  # noqa: F401  (the `run` fixture)
+from tests.operator_commands import (
+    Run,
+    run_outbox,  # noqa: F401  (the `run` fixture)
+)
 
 
 def add_foreign_events(db: firestore.Client, settings: Settings) -> dict[str, str]:
@@ -57,7 +60,7 @@ def test_events_without_next_attempt_at_are_delivered_in_one_run_and_malformed_o
 def test_status_and_reconcile_count_and_name_unscheduled_events(
     db: firestore.Client,
     settings: Settings,
-    run: Run,  # noqa: F811  (the fixture imported above)
+    run: Run,
 ) -> None:
     add_orders(db, settings, 1)
     add_raw_event(db, settings, "null-next", nextAttemptAt=None)
