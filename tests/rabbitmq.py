@@ -2,7 +2,7 @@
 on free ports in a temporary directory, stopped by its process group (and by a watchdog
 when the test process dies without stopping it: app/watchdog.py).
 
-    from tests.rabbitmq import Broker, rabbitmq_node  # noqa: F401  (the `rabbitmq` fixture)
+    from tests.rabbitmq import Broker  # the `rabbitmq` fixture: tests/integration/conftest.py
 
 Tests skip with a clear message when rabbitmq-server is not installed (`.ci/run` installs it).
 """

@@ -20,7 +20,7 @@ from app.relay.config import RelayConfig
 from app.relay.events import encode_json
 from function_compute.relay_handler import handler
 from tests.helpers import FAST, add_orders, as_function_environment, outbox, run_until
-from tests.rabbitmq import Broker, rabbitmq_node  # noqa: F401  (the `rabbitmq` fixture)
+from tests.rabbitmq import Broker
 
 pytestmark = pytest.mark.emulator
 
