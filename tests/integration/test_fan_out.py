@@ -16,11 +16,11 @@ from app.config import Settings
 from app.receiver import Answer, Received, Receiver
 from app.relay.fan_out import FAN_OUT_TYPE
 from function_compute.relay_handler import handler
+from tests.fc_invocation import TIMER_EVENT, clean_environment, fc_context, use
 from tests.helpers import add_orders, outbox, relay_environment
 from tests.integration.test_fc_publisher import SECRET, expected_signature
-from tests.integration.test_relay_handler import TIMER_EVENT, environment, fc_context, use
 
-__all__ = ["environment"]  # the fixture, imported for its name
+__all__ = ["clean_environment"]  # the `environment` fixture, imported for its name
 
 
 class FunctionCompute:
