@@ -54,6 +54,8 @@ LEFT_OUT = (
     "app/receiver.py",
     "app/request_limits.py",
     "app/order_counter.py",
+    "app/consumer_wire.py",
+    "app/receiver_config.py",
     "app/metering.py",
     "function_compute/build.py",
     "function_compute/preview.py",
