@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from app.config import Settings
+from app.watchdog import Watchdog
 
 HOOKED = Path(__file__).with_name("api_hooked_server.py")
 OUTBOX = Path(sys.executable).with_name("outbox")
@@ -40,12 +41,16 @@ def api_server(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # a group of its own for the watchdog to end
     )
+    # A test run killed outright must not leave the server listening (app/watchdog.py).
+    watchdog = Watchdog(process.pid)
     server = ApiProcess(process)
     try:
         server.wait_listening()
         yield server
     finally:
+        watchdog.disarm()
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             try:

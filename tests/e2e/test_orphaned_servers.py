@@ -1,6 +1,6 @@
 """A test run or `outbox emulator` killed outright (SIGKILL, CI's timeout) takes the servers it
-started with it: the Firestore emulator's Java process and the RabbitMQ node are ended by
-their watchdogs (app/watchdog.py), their ports freed.
+started with it: the Firestore emulator's Java process, the RabbitMQ node and the order API's
+server process are ended by their watchdogs (app/watchdog.py), their ports freed.
 
 Each test starts a real pytest (or `outbox emulator`) in a subprocess, finds the server it
 started by the port it reports, SIGKILLs the subprocess and waits, within a bound, for that
@@ -36,6 +36,17 @@ def test_hold(emulator_host):
     time.sleep(600)
 """
 
+HOLD_API = """
+import os, time
+from pathlib import Path
+from tests.api_servers import api_server
+
+def test_hold(settings):
+    with api_server(settings) as server:
+        Path(os.environ["HOLD_FILE"]).write_text(server.url.rsplit(":", 1)[1].split("/")[0])
+        time.sleep(600)
+"""
+
 HOLD_RABBITMQ = """
 import os, time
 from pathlib import Path
@@ -67,7 +78,8 @@ def assert_server_dies_with(process: subprocess.Popen[bytes], port_of: Path | No
     holders = listeners(port)
     assert holders, f"nothing listens on port {port}"
     pgid = os.getpgid(holders.pop())
-    assert pgid != process.pid, "the server runs in a process group of its own"
+    # A group of its own, so that the clean-up below can never signal this test's group.
+    assert pgid not in (process.pid, os.getpgrp()), "the server runs in a process group of its own"
     try:
         process.send_signal(signal.SIGKILL)
         process.wait(30)
@@ -108,6 +120,11 @@ def test_killed_outbox_emulator_takes_its_java_with_it() -> None:
         [OUTBOX, "emulator"], env=environment(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     assert_server_dies_with(process, None)
+
+
+def test_killed_pytest_takes_its_order_api_server_with_it(tmp_path: Path) -> None:
+    process, port_of = held_by_pytest(tmp_path, "tests.conftest", HOLD_API)
+    assert_server_dies_with(process, port_of)
 
 
 @pytest.mark.skipif(server_command() is None, reason="rabbitmq-server is not installed")
