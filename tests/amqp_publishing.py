@@ -23,6 +23,7 @@ DELIVERY = Delivery("e-7", "OrderCreated", "/shop", "o-7", "2026-11-21T08:00:00Z
 
 
 def event(n: int, event_type: str = "OrderCreated") -> Delivery:
+    """Delivery `e-{n}` of order `o-{n}`, with an empty payload."""
     return Delivery(f"e-{n}", event_type, "/shop", f"o-{n}", "2026-11-21T08:00:00Z", b"{}", 1)
 
 
@@ -59,11 +60,13 @@ def queue_on(channel: BlockingChannel, unique: str, *keys: str, **arguments: obj
 def publisher(
     url: str, exchange: str, routing_key: str | None = None, **options: Any
 ) -> AmqpPublisher:
+    """A publisher to `exchange` on `url` with short timeouts (2 s connect, 3 s read)."""
     target = AmqpTarget(url=url, exchange=exchange, routing_key=routing_key)
     return AmqpPublisher(target, connect_timeout=2, read_timeout=3, **options)
 
 
 def take(channel: BlockingChannel, queue: str) -> tuple[pika.BasicProperties, bytes]:
+    """The next message in `queue` (acknowledged); fails the test when there is none."""
     method, properties, body = channel.basic_get(queue, auto_ack=True)
     assert method is not None, f"no message in {queue}"
     return properties, body

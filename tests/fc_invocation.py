@@ -18,6 +18,7 @@ TIMER_EVENT = (
 
 
 def fc_context(request_id: str = "req-1", timeout: int = 60) -> SimpleNamespace:
+    """What Function Compute passes as `context`: the request id and the function's timeout."""
     return SimpleNamespace(request_id=request_id, function=SimpleNamespace(timeout=timeout))
 
 
@@ -32,5 +33,6 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[s
 
 
 def use(monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]) -> None:
+    """Set `variables` in the environment for this test."""
     for name, value in variables.items():
         monkeypatch.setenv(name, value)

@@ -12,6 +12,8 @@ SOURCE = "//firestore.googleapis.com/projects/p/databases/(default)/documents/ou
 
 
 def counter_effect(db: firestore.Client, name: str = "c-1") -> Any:
+    """An effect for `process_in_transaction`: `orders` + 1 in `order_counts/{name}`."""
+
     def effect(transaction: firestore.Transaction) -> str:
         ref = db.collection("order_counts").document(name)
         transaction.set(ref, {"orders": firestore.Increment(1)}, merge=True)
@@ -21,11 +23,13 @@ def counter_effect(db: firestore.Client, name: str = "c-1") -> Any:
 
 
 def count(db: firestore.Client, name: str = "c-1") -> int:
+    """How many times `counter_effect` was applied to `name`."""
     data = db.collection("order_counts").document(name).get().to_dict() or {}
     return int(data.get("orders", 0))
 
 
 def in_parallel(n: int, work: Any) -> list[Any]:
+    """`work()` in `n` threads released together; each result, or the exception it raised."""
     start = threading.Barrier(n)
     results: list[Any] = [None] * n
 
