@@ -33,7 +33,7 @@ from app.relay.core import Pipeline, Relay
 from app.relay.follow_partitions import follow_partitions
 from app.relay.follow_progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
 from app.relay.leasing import look_for_due
-from app.relay.listener import Listener
+from app.relay.listener import HEALTH_CHECK_SECONDS, Listener
 from app.relay.unscheduled import find_unscheduled
 from app.relay.watch_internals import watch_failures
 
@@ -51,8 +51,6 @@ WINDOW = 50
 POLL_WHILE_DOWN_SECONDS = 1.0
 # Events without a timestamp nextAttemptAt looked through per re-read, as in `Relay.run()`.
 UNSCHEDULED_SCAN_LIMIT = 1000
-# How often a live subscription is looked at (an attribute read, no Firestore call).
-HEALTH_CHECK_SECONDS = 1.0
 
 
 class Follower:
