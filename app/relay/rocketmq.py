@@ -31,6 +31,7 @@ from app.relay.publishers import (
     bounded_error,
     cloudevent_attributes,
 )
+from app.relay.rocketmq_client import rocketmq_client
 from app.signing import Signer
 
 # The CloudEvents RocketMQ binding's property names: `CE_` + the attribute, but
@@ -69,15 +70,15 @@ class RocketMqPublisher:
         self._secrets = [target.secret_key, *secrets]
         self._lock = threading.Lock()
         self._producer: Any = None
+        # Imported now, away from the user's home: a missing client fails the configuration.
+        self._client = rocketmq_client()
 
     def publish(self, delivery: Delivery) -> PublishResult:
-        from rocketmq import Message
-
         try:
             producer = self._started()
         except Exception as exc:  # no route, no proxy, refused credentials: the channel's
             return self._failure(Outcome.CHANNEL, exc)
-        message = Message()
+        message = self._client.Message()
         message.topic = self._target.topic
         message.body = delivery.body
         message.keys = delivery.event_id
@@ -106,17 +107,16 @@ class RocketMqPublisher:
     def _started(self) -> Any:
         with self._lock:
             if self._producer is None:
-                from rocketmq import ClientConfiguration, Credentials, Producer
-
+                client = self._client
                 target = self._target
-                configuration = ClientConfiguration(
+                configuration = client.ClientConfiguration(
                     target.endpoints,
-                    Credentials(target.access_key, target.secret_key),
+                    client.Credentials(target.access_key, target.secret_key),
                     target.namespace,
                     # Whole seconds: the client hands it to a call that takes an int.
                     request_timeout=max(1, math.ceil(self._timeout)),
                 )
-                producer = Producer(configuration, (target.topic,), tls_enable=target.tls)
+                producer = client.Producer(configuration, (target.topic,), tls_enable=target.tls)
                 producer.startup()
                 self._producer = producer
             return self._producer
