@@ -29,7 +29,7 @@ from app.relay.follow_progress import (
     RUN_COUNTS,
     FollowProgress,
 )
-from app.relay.listener import HEALTH_CHECK_SECONDS, Listener
+from app.relay.listener import HEALTH_CHECK_SECONDS, POLL_WHILE_DOWN_SECONDS, Listener
 from app.relay.watch_internals import watch_failures
 
 if TYPE_CHECKING:
@@ -79,8 +79,12 @@ def follow_partitions(
                     listener.down("Firestore error")
                     _idle(listener, progress, stop, changed, until=listener.retry_at)
                 elif summary["stoppedBy"] in ("drained", "channel"):
-                    until = time.monotonic() + config.follow_poll_seconds
-                    _idle(listener, progress, stop, changed, until=until)
+                    interval = config.follow_poll_seconds
+                    if summary["stoppedBy"] == "drained" and not listener.up:
+                        # Nothing wakes a follower whose listener is down: poll (not a
+                        # broken channel, which would only be sent to again).
+                        interval = min(interval, POLL_WHILE_DOWN_SECONDS)
+                    _idle(listener, progress, stop, changed, until=time.monotonic() + interval)
                 progress.tick(listener.up)
                 stop.wait(0.05 if summary["stoppedBy"] == "drained" else 1.0)
         finally:

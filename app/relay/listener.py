@@ -44,6 +44,8 @@ STALE_AFTER_SECONDS = 5.0
 ERROR_GRACE_SECONDS = 2.5
 # How often a live subscription is looked at (an attribute read, no Firestore call).
 HEALTH_CHECK_SECONDS = 1.0
+# How often a follower polls due events while its listener is down.
+POLL_WHILE_DOWN_SECONDS = 1.0
 
 
 class Listener:
