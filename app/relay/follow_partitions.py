@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
+from app.relay.breaker import COOLDOWN_SECONDS
 from app.relay.follow_progress import (
     DEFAULT_PROGRESS_SECONDS,
     RUN_COUNTS,
@@ -78,11 +79,16 @@ def follow_partitions(
                     tally["errors"] += 1
                     listener.down("Firestore error")
                     _idle(listener, progress, stop, changed, until=listener.retry_at)
-                elif summary["stoppedBy"] in ("drained", "channel"):
+                elif summary["stoppedBy"] == "channel":
+                    # Each run has a breaker of its own: the follower keeps this one open for
+                    # its cooldown, or every new event would claim partitions and send to
+                    # the broken channel again.
+                    pause = max(config.follow_poll_seconds, COOLDOWN_SECONDS)
+                    until = time.monotonic() + pause
+                    _idle(listener, progress, stop, changed, until=until, wake=False)
+                elif summary["stoppedBy"] == "drained":
                     interval = config.follow_poll_seconds
-                    if summary["stoppedBy"] == "drained" and not listener.up:
-                        # Nothing wakes a follower whose listener is down: poll (not a
-                        # broken channel, which would only be sent to again).
+                    if not listener.up:  # nothing wakes a follower whose listener is down
                         interval = min(interval, POLL_WHILE_DOWN_SECONDS)
                     _idle(listener, progress, stop, changed, until=time.monotonic() + interval)
                 progress.tick(listener.up)
@@ -121,21 +127,23 @@ def _idle(
     changed: threading.Event,
     *,
     until: float,
+    wake: bool = True,
 ) -> None:
     """Wait until `until` (monotonic), a change in the window, or `stop` (which sets
     `changed`); looking at the listener's health and logging progress on the way. A
-    listener found down ends the wait only once its resubscription is due."""
+    listener found down ends the wait only once its resubscription is due. `wake=False`:
+    only `until` or `stop` end it."""
     while not stop.is_set():
         listener.check()
         progress.tick(listener.up)
         now = time.monotonic()
-        if not listener.subscribed:
+        if wake and not listener.subscribed:
             until = min(until, listener.retry_at)
         left = until - now
         if left <= 0:
             return
         check_in = HEALTH_CHECK_SECONDS if listener.subscribed else left
         if changed.wait(max(0.0, min(left, check_in, progress.next_at - now))):
-            if listener.subscribed:
+            if wake and listener.subscribed:
                 return  # the window changed (a failing stream is checked next time round)
             changed.clear()
