@@ -67,18 +67,15 @@ def message_service_publisher(
 def _rocketmq(config: RelayConfig, signer: Signer | None, secrets: Sequence[str]) -> Publisher:
     try:
         from app.relay.rocketmq import RocketMqPublisher, RocketMqTarget
-        from app.relay.rocketmq_client import rocketmq_client
-
-        rocketmq_client()  # the client itself: missing, it is a configuration error
     except ImportError as exc:
         raise ConfigError(
             "RELAY_PUBLISHER=rocketmq needs rocketmq-python-client: "
             f"pip install 'firestore-outbox[rocketmq]' ({exc})"
         ) from None
-    except OSError as exc:  # the client is imported with a temporary folder as its home
+    except OSError as exc:  # the client makes ~/logs/rocketmq_python when it is imported
         raise ConfigError(
-            f"RELAY_PUBLISHER=rocketmq: no temporary folder for the RocketMQ client's import "
-            f"({exc.strerror}); point TMPDIR at a writable directory"
+            f"RELAY_PUBLISHER=rocketmq: the RocketMQ client cannot write its log folder under "
+            f"HOME; point HOME at a writable directory ({exc.strerror})"
         ) from None
     target = RocketMqTarget(
         endpoints=str(config.rocketmq_endpoints),

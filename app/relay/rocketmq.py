@@ -34,6 +34,10 @@ from app.relay.publishers import (
 from app.relay.rocketmq_client import rocketmq_client
 from app.signing import Signer
 
+# The client, imported with this module (only when RELAY_PUBLISHER=rocketmq chose it) and away
+# from the user's home; a missing client is an ImportError here, a ConfigError for the caller.
+_client = rocketmq_client()
+
 # The CloudEvents RocketMQ binding's property names: `CE_` + the attribute, but
 # `datacontenttype` travels as `CE_contenttype`.
 _PROPERTY = {"datacontenttype": "CE_contenttype"}
@@ -70,15 +74,13 @@ class RocketMqPublisher:
         self._secrets = [target.secret_key, *secrets]
         self._lock = threading.Lock()
         self._producer: Any = None
-        # Imported now, away from the user's home: a missing client fails the configuration.
-        self._client = rocketmq_client()
 
     def publish(self, delivery: Delivery) -> PublishResult:
         try:
             producer = self._started()
         except Exception as exc:  # no route, no proxy, refused credentials: the channel's
             return self._failure(Outcome.CHANNEL, exc)
-        message = self._client.Message()
+        message = _client.Message()
         message.topic = self._target.topic
         message.body = delivery.body
         message.keys = delivery.event_id
@@ -107,16 +109,15 @@ class RocketMqPublisher:
     def _started(self) -> Any:
         with self._lock:
             if self._producer is None:
-                client = self._client
                 target = self._target
-                configuration = client.ClientConfiguration(
+                configuration = _client.ClientConfiguration(
                     target.endpoints,
-                    client.Credentials(target.access_key, target.secret_key),
+                    _client.Credentials(target.access_key, target.secret_key),
                     target.namespace,
                     # Whole seconds: the client hands it to a call that takes an int.
                     request_timeout=max(1, math.ceil(self._timeout)),
                 )
-                producer = client.Producer(configuration, (target.topic,), tls_enable=target.tls)
+                producer = _client.Producer(configuration, (target.topic,), tls_enable=target.tls)
                 producer.startup()
                 self._producer = producer
             return self._producer
