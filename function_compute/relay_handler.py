@@ -19,15 +19,13 @@ from app.errors import ConfigError, OutboxError
 from app.firestore_client import get_db_client
 from app.logs import configure_logging, log_event
 from app.relay import Relay, RelayConfig
-from app.relay.factory import publisher_for
 from app.relay.fan_out import is_fan_out
-from app.relay.publishers import Publisher
 from app.telemetry import configure_telemetry, flush
 
 logger = logging.getLogger("firestore_outbox.relay")
 
 _lock = threading.Lock()
-_cached: tuple[tuple[Settings, RelayConfig], Relay, Publisher] | None = None
+_cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
 
 
 def initialize(context: Any) -> None:
@@ -98,12 +96,10 @@ def _relay(configuration: Configuration) -> Relay:
     with _lock:
         if _cached is None or _cached[0] != (settings, config):
             logging.getLogger().setLevel(settings.log_level)
-            publisher = publisher_for(config)
-            relay = Relay(get_db_client(settings), settings, config, publisher=publisher)
-            stale, _cached = _cached, ((settings, config), relay, publisher)
-            close = getattr(stale[2], "close", None) if stale else None  # optional in Publisher
-            if close is not None:
-                close()
+            relay = Relay(get_db_client(settings), settings, config)
+            stale, _cached = _cached, ((settings, config), relay)
+            if stale is not None:
+                stale[1].close()
         return _cached[1]
 
 

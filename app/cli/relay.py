@@ -70,7 +70,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         )
         BacklogGauges(read)
     try:
-        return _run(args, relay)
+        with relay:  # its publisher's connections end with the command, not at exit
+            return _run(args, relay)
     finally:
         flush()
 

@@ -92,6 +92,12 @@ class Attempts:
         run.breaker.record(result)
         return result
 
+    def close(self) -> None:
+        """Close the publisher, if it has anything to close (`close` is optional)."""
+        close = getattr(self._publisher, "close", None)
+        if close is not None:
+            close()
+
     def _publish(self, delivery: Delivery) -> PublishResult:
         event_id = delivery.event_id
         try:

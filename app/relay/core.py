@@ -71,7 +71,10 @@ _COUNTS = (
 
 
 class Relay:
-    """Delivers due outbox events through `publisher` (by default HTTP to the downstream)."""
+    """Delivers due outbox events through `publisher` (by default HTTP to the downstream).
+
+    A relay holds its publisher's connections (keep-alive sockets, AMQP links, SDK pools)
+    between runs; `close()`, or leaving `with Relay(...) as relay:`, closes them."""
 
     def __init__(
         self,
@@ -240,3 +243,18 @@ class Relay:
     @property
     def store(self) -> LeaseStore:
         return self._store
+
+    def close(self) -> None:
+        """Close the publisher (one given to the relay too) and the fan-out client: their
+        connections end now, not when the garbage collector gets to them. A delivery still
+        in flight finishes first; the relay must not be run again."""
+        fan_out, self._fan_out_client = self._fan_out_client, None
+        if fan_out is not None:
+            fan_out.close()
+        self._attempts.close()
+
+    def __enter__(self) -> Relay:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -33,7 +33,7 @@ from app.relay.core import Pipeline, Relay
 from app.relay.follow_partitions import follow_partitions
 from app.relay.follow_progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
 from app.relay.leasing import look_for_due
-from app.relay.listener import Listener
+from app.relay.listener import HEALTH_CHECK_SECONDS, POLL_WHILE_DOWN_SECONDS, Listener
 from app.relay.unscheduled import find_unscheduled
 from app.relay.watch_internals import watch_failures
 
@@ -48,11 +48,8 @@ logger = logging.getLogger(__name__)
 # small because a listener may send the whole window again after a change (the emulator does
 # after every one), and a larger backlog is drained through the window as it slides.
 WINDOW = 50
-POLL_WHILE_DOWN_SECONDS = 1.0
 # Events without a timestamp nextAttemptAt looked through per re-read, as in `Relay.run()`.
 UNSCHEDULED_SCAN_LIMIT = 1000
-# How often a live subscription is looked at (an attribute read, no Firestore call).
-HEALTH_CHECK_SECONDS = 1.0
 
 
 class Follower:

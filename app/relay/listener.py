@@ -42,6 +42,10 @@ RESUBSCRIBE_CAP_SECONDS = 60.0
 # listener stalled (a fresh commit may simply not have reached the listener yet).
 STALE_AFTER_SECONDS = 5.0
 ERROR_GRACE_SECONDS = 2.5
+# How often a live subscription is looked at (an attribute read, no Firestore call).
+HEALTH_CHECK_SECONDS = 1.0
+# How often a follower polls due events while its listener is down.
+POLL_WHILE_DOWN_SECONDS = 1.0
 
 
 class Listener:

@@ -18,12 +18,12 @@ healed: one conditional write each sets `partition`, `sequence` 0 and, when miss
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
-from app.cas import Change
+from app.cas import Change, WriteOutcome, Written
 from app.domain import EventStatus
 from app.relay.events import OutboxEvent, PoisonEvent
 from app.relay.partitions import HELD, PARTITION, SEQUENCE, partition_of
@@ -85,12 +85,14 @@ def count_unpartitioned(store: LeaseStore, partitions: int) -> int:
 
 @dataclass(frozen=True)
 class Healed:
-    """Open events found without a usable partition; how many were given one, and how many
-    were parked as FAILED instead (they could never be delivered)."""
+    """Open events found without a usable partition; how many were given one, how many were
+    parked as FAILED instead (they could never be delivered), and the heals Firestore refused
+    (event id and outcome: `LeaseStore.write` parked the event when it could)."""
 
     missing: int = 0
     healed: int = 0
     parked: int = 0
+    refused: list[tuple[str, Written]] = field(default_factory=list)
 
 
 def heal_unpartitioned(
@@ -103,6 +105,7 @@ def heal_unpartitioned(
         return Healed()
     query = _open(store).order_by("__name__")
     healed = parked = scanned = 0
+    refused: list[tuple[str, Written]] = []
     after = None
     while scanned < scan_limit:
         page_query = query.limit(min(page_size, scan_limit - scanned))
@@ -115,10 +118,12 @@ def heal_unpartitioned(
             is_park = change.fields is not None and "status" in change.fields
             parked += written.applied and is_park
             healed += written.applied and not is_park
+            if written.outcome is WriteOutcome.REFUSED:
+                refused.append((change.ref.id, written))
         if len(page) < page_size:
             break
         after = page[-1].reference
-    return Healed(missing, healed, parked)
+    return Healed(missing, healed, parked, refused)
 
 
 def _heal(document: Found, partitions: int) -> Change | None:

@@ -31,7 +31,12 @@ from app.relay.publishers import (
     bounded_error,
     cloudevent_attributes,
 )
+from app.relay.rocketmq_client import rocketmq_client
 from app.signing import Signer
+
+# The client, imported with this module (only when RELAY_PUBLISHER=rocketmq chose it) and away
+# from the user's home; a missing client is an ImportError here, a ConfigError for the caller.
+_client = rocketmq_client()
 
 # The CloudEvents RocketMQ binding's property names: `CE_` + the attribute, but
 # `datacontenttype` travels as `CE_contenttype`.
@@ -71,13 +76,11 @@ class RocketMqPublisher:
         self._producer: Any = None
 
     def publish(self, delivery: Delivery) -> PublishResult:
-        from rocketmq import Message
-
         try:
             producer = self._started()
         except Exception as exc:  # no route, no proxy, refused credentials: the channel's
             return self._failure(Outcome.CHANNEL, exc)
-        message = Message()
+        message = _client.Message()
         message.topic = self._target.topic
         message.body = delivery.body
         message.keys = delivery.event_id
@@ -106,17 +109,15 @@ class RocketMqPublisher:
     def _started(self) -> Any:
         with self._lock:
             if self._producer is None:
-                from rocketmq import ClientConfiguration, Credentials, Producer
-
                 target = self._target
-                configuration = ClientConfiguration(
+                configuration = _client.ClientConfiguration(
                     target.endpoints,
-                    Credentials(target.access_key, target.secret_key),
+                    _client.Credentials(target.access_key, target.secret_key),
                     target.namespace,
                     # Whole seconds: the client hands it to a call that takes an int.
                     request_timeout=max(1, math.ceil(self._timeout)),
                 )
-                producer = Producer(configuration, (target.topic,), tls_enable=target.tls)
+                producer = _client.Producer(configuration, (target.topic,), tls_enable=target.tls)
                 producer.startup()
                 self._producer = producer
             return self._producer

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
+from app.relay.outcomes import count_refused
 from app.relay.partition_scan import OPEN, heal_unpartitioned
 from app.relay.partitions import HELD, PARTITION
 
@@ -43,6 +44,8 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Surve
     tally["healed"] += found.healed
     tally["poisoned"] += found.parked
     tally["failed"] += found.parked
+    for event_id, written in found.refused:  # a heal that would pass 1 MiB, say
+        count_refused(tally, event_id, 0, written, "heal")
     held = False
     if config.ordering == "aggregate" and config.failed_head == "hold":
         # One read here instead of a query per partition drained.

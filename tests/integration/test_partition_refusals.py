@@ -1,0 +1,48 @@
+"""The partitioned relay (the default) and writes Firestore refuses: the first write it makes
+to another producer's event is the heal (its `partition` and `sequence`); when Firestore
+refuses it (the document would pass 1 MiB), only that event is parked, and the summary and
+the log say so as they do for a refused settle."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from google.cloud import firestore
+
+from app.config import Settings
+from app.receiver import Receiver
+from tests.helpers import add_orders, make_relay, outbox
+from tests.integration.test_relay_refusals import add_event_near_the_limit
+
+
+def test_a_heal_firestore_refuses_parks_only_its_event_counted_and_logged(
+    db: firestore.Client,
+    settings: Settings,
+    receiver: Receiver,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    event_ids = add_orders(db, settings, 3)
+    # Written by hand without a partition, 8 bytes short of the limit: the heal's
+    # `partition` and `sequence` (35 bytes) do not fit, nor does a reason in `lastError`;
+    # FAILED (a byte shorter than PENDING) does, and the log names the reason.
+    add_event_near_the_limit(db, settings, "huge", headroom=8)
+    relay = make_relay(db, settings, receiver.url)
+    assert relay.config.leases == "partition"
+
+    with caplog.at_level(logging.ERROR, logger="app.relay"):
+        summary = relay.run()
+    again = relay.run()
+
+    events = outbox(db, settings)
+    assert summary["status"] == "ok", summary
+    assert (summary["refused"], summary["processed"], summary["failed"]) == (1, 3, 1), summary
+    assert {events[e]["status"] for e in event_ids} == {"PROCESSED"}
+    assert events["huge"]["status"] == "FAILED"
+    refused = [
+        r.structured for r in caplog.records if r.structured["event"] == "relay.write_refused"
+    ]
+    assert [(r["eventId"], r["parked"]) for r in refused] == [("huge", True)]
+    assert refused[0]["error"].startswith("INVALID_ARGUMENT"), refused
+    assert (again["status"], again["leased"], again["refused"]) == ("ok", 0, 0)
+    assert sorted(r.event_id for r in receiver.received) == event_ids  # huge never sent
