@@ -1,5 +1,5 @@
-"""Every publisher side by side in one run: events/s and requests per event of http, fc3,
-mns (queue and topic), eventbridge, rocketmq and amqp against local endpoints.
+"""Every publisher side by side in one run: events/s and requests per event of http, fc,
+fc3, mns (queue and topic), eventbridge, rocketmq and amqp against local endpoints.
 
     python bench/bench_publishers.py                     # 2,000 events, 16 threads, 0 ms, 3 runs
     python bench/bench_publishers.py --latency-ms 5      # each answer 5 ms late (a network)
@@ -7,7 +7,7 @@ mns (queue and topic), eventbridge, rocketmq and amqp against local endpoints.
 
 No Firestore: each publisher gets the same deliveries from a pool of `--concurrency` threads,
 as the relay publishes them. Endpoints (`bench/publisher_endpoints.py`): the tests' local
-servers, which verify every signature (HTTP downstream; Function Compute 3.0; MNS;
+servers, which verify every signature (HTTP downstream; Function Compute 2.0 and 3.0; MNS;
 EventBridge; a RocketMQ gRPC proxy), each in a child process of its own so its CPU is not the
 publishers'; AMQP goes to a RabbitMQ node of its own (Debian's rabbitmq-server,
 `tests/rabbitmq.py`: a durable queue, persistent messages, publisher confirms; skipped when it
@@ -36,12 +36,13 @@ sys.path.insert(0, str(ROOT))  # `app`, `bench` and `tests` from the checkout
 
 from app.relay.amqp import AmqpPublisher, AmqpTarget  # noqa: E402
 from app.relay.eventbridge import EventBridgePublisher, EventBridgeTarget  # noqa: E402
+from app.relay.fc import FcPublisher, FcTarget  # noqa: E402
 from app.relay.fc3 import Fc3Publisher, Fc3Target  # noqa: E402
 from app.relay.http import HttpPublisher  # noqa: E402
 from app.relay.mns import MnsPublisher, MnsTarget  # noqa: E402
 from app.relay.publishers import Delivery, Outcome, Publisher, PublisherOptions  # noqa: E402
 from app.relay.rocketmq import RocketMqPublisher, RocketMqTarget  # noqa: E402
-from bench.publisher_endpoints import FUNCTION, KEY_ID, KEY_SECRET, Endpoint  # noqa: E402
+from bench.publisher_endpoints import FUNCTION, KEY_ID, KEY_SECRET, SERVICE, Endpoint  # noqa: E402
 from tests import eventbridge_server, mns_server, rocketmq_server  # noqa: E402
 
 # A publisher to time, and how many requests its endpoint has taken (None: not counted).
@@ -64,13 +65,22 @@ def _keys(module: Any) -> dict[str, str]:
 
 def publishers(stack: ExitStack, latency: float, options: PublisherOptions) -> dict[str, Timed]:
     """Every publisher, each with an endpoint of its own; closed with `stack`."""
-    http = _on(stack, "http", latency)
-    fc3 = _on(stack, "fc3", latency)
+    http, fc, fc3 = (
+        _on(stack, "http", latency),
+        _on(stack, "fc", latency),
+        _on(stack, "fc3", latency),
+    )
     queue, topic = _on(stack, "mns", latency), _on(stack, "mns", latency)
     bus, proxy = _on(stack, "eventbridge", latency), _on(stack, "rocketmq", latency)
     keys = {"access_key_id": KEY_ID, "access_key_secret": KEY_SECRET}
     built: dict[str, Timed] = {
         "http": (HttpPublisher(http.address, **options), http.requests),
+        "fc": (
+            FcPublisher(
+                FcTarget(endpoint=fc.address, service=SERVICE, function=FUNCTION, **keys), **options
+            ),
+            fc.requests,
+        ),
         "fc3": (
             Fc3Publisher(Fc3Target(endpoint=fc3.address, function=FUNCTION, **keys), **options),
             fc3.requests,

@@ -5,7 +5,8 @@ a fixed latency (a stand-in for the network).
     python bench/publisher_endpoints.py KIND LATENCY_SECONDS
 
 prints the endpoint's address, then answers each `count` line on stdin with how many requests
-it has taken, and stops when stdin closes. KIND: http, fc3, mns, eventbridge, rocketmq.
+it has taken, and stops when stdin closes. KIND: http, fc, fc3, mns, eventbridge,
+rocketmq.
 `Endpoint` starts one from the benchmark.
 """
 
@@ -18,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: `app` and `tests` from the checkout
@@ -27,7 +27,8 @@ if str(ROOT) not in sys.path:  # run as a script: `app` and `tests` from the che
 from app.receiver import Answer, Received, Receiver  # noqa: E402
 
 # The same credentials for every endpoint that signs with a key pair of its own choosing.
-KEY_ID, KEY_SECRET, FUNCTION = "AKID", "bench-s3cret", "on-order-created"
+KEY_ID, KEY_SECRET = "AKID", "bench-s3cret"
+SERVICE, FUNCTION = "orders", "on-order-created"
 
 
 class _Counted:
@@ -47,17 +48,10 @@ class _Counted:
 
 def _serve(kind: str, latency: float) -> tuple[str, Callable[[], int], Callable[[], None]]:
     """Start the `kind` endpoint: its address, its request count, and how to stop it."""
-    if kind in ("http", "fc3"):
-        from tests.fc3_server import Fc3Endpoint
-
-        respond: Any = (
-            Fc3Endpoint(keys={KEY_ID: KEY_SECRET}, functions={FUNCTION})
-            if kind == "fc3"
-            else lambda _request: Answer(204)
-        )
-        counted = _Counted(respond, latency)
+    if kind in ("http", "fc", "fc3"):
+        counted = _Counted(_responder(kind), latency)
         receiver = Receiver(counted, keep=False).start()
-        url = receiver.url.removesuffix("/events") if kind == "fc3" else receiver.url
+        url = receiver.url if kind == "http" else receiver.url.removesuffix("/events")
         return url, lambda: counted.requests, receiver.stop
     if kind == "mns":
         from tests.mns_server import MnsServer
@@ -73,6 +67,18 @@ def _serve(kind: str, latency: float) -> tuple[str, Callable[[], int], Callable[
 
     proxy = RocketMqServer(latency=latency).start()
     return proxy.endpoints, lambda: proxy.sends, proxy.stop
+
+
+def _responder(kind: str) -> Callable[[Received], Answer]:
+    if kind == "fc":
+        from tests.fc_server import FcEndpoint
+
+        return FcEndpoint({KEY_ID: KEY_SECRET}, {(SERVICE, FUNCTION)})
+    if kind == "fc3":
+        from tests.fc3_server import Fc3Endpoint
+
+        return Fc3Endpoint(keys={KEY_ID: KEY_SECRET}, functions={FUNCTION})
+    return lambda _request: Answer(204)
 
 
 class Endpoint:

@@ -21,7 +21,7 @@ def test_a_smoke_run_times_every_publisher_and_counts_their_requests(tmp_path: P
     )
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(out.with_suffix(".json").read_text())
-    expected = {"http", "fc3", "mns-queue", "mns-topic", "eventbridge", "rocketmq"}
+    expected = {"http", "fc", "fc3", "mns-queue", "mns-topic", "eventbridge", "rocketmq"}
     if server_command() is not None:
         expected.add("amqp")
     assert set(report["rates"]) == expected
@@ -29,7 +29,7 @@ def test_a_smoke_run_times_every_publisher_and_counts_their_requests(tmp_path: P
     sent = report["requestsPerEvent"]
     # One request per event where the API takes one event a request; batches where it takes
     # many (16 threads publishing at once share a 5 ms linger).
-    for name in ("http", "fc3", "mns-topic", "rocketmq"):
+    for name in ("http", "fc", "fc3", "mns-topic", "rocketmq"):
         assert sent[name] == 1.0, name
     for name in ("mns-queue", "eventbridge"):
         assert 0 < sent[name] < 1.0, name
