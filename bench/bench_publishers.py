@@ -25,9 +25,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,14 @@ from app.relay.http import HttpPublisher  # noqa: E402
 from app.relay.mns import MnsPublisher, MnsTarget  # noqa: E402
 from app.relay.publishers import Delivery, Outcome, Publisher, PublisherOptions  # noqa: E402
 from app.relay.rocketmq import RocketMqPublisher, RocketMqTarget  # noqa: E402
-from bench.publisher_endpoints import FUNCTION, KEY_ID, KEY_SECRET, SERVICE, Endpoint  # noqa: E402
+from bench.publisher_endpoints import (  # noqa: E402
+    FUNCTION,
+    KEY_ID,
+    KEY_SECRET,
+    SERVICE,
+    Endpoint,
+    rabbitmq_queue,
+)
 from tests import eventbridge_server, mns_server, rocketmq_server  # noqa: E402
 
 # A publisher to time, and how many requests its endpoint has taken (None: not counted).
@@ -124,28 +131,6 @@ def publishers(stack: ExitStack, latency: float, options: PublisherOptions) -> d
     for publisher, _ in built.values():
         stack.callback(publisher.close)  # type: ignore[attr-defined]
     return built
-
-
-@contextmanager
-def rabbitmq_queue(latency: float) -> Iterator[str | None]:
-    """A broker URL whose default exchange routes `bench` to a durable queue; None when
-    rabbitmq-server is not installed or a latency is asked for (a broker takes none)."""
-    import pika
-
-    from tests.rabbitmq import server_command, started
-
-    command = server_command()
-    if command is None or latency:
-        yield None
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-rabbitmq-") as directory:
-        broker = started(command, Path(directory))
-        try:
-            with pika.BlockingConnection(broker.parameters()) as connection:
-                connection.channel().queue_declare("bench", durable=True)
-            yield broker.url
-        finally:
-            broker.stop()
 
 
 def deliveries(count: int, tag: str) -> list[Delivery]:

@@ -6,8 +6,7 @@ a fixed latency (a stand-in for the network).
 
 prints the endpoint's address, then answers each `count` line on stdin with how many requests
 it has taken, and stops when stdin closes. KIND: http, fc, fc3, mns, eventbridge,
-rocketmq.
-`Endpoint` starts one from the benchmark.
+rocketmq. `Endpoint` starts one from the benchmark; `rabbitmq_queue` a RabbitMQ node for amqp.
 """
 
 from __future__ import annotations
@@ -15,9 +14,11 @@ from __future__ import annotations
 import http.server
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,6 +108,28 @@ class Endpoint:
     def close(self) -> None:
         self._stdin.close()
         self._process.wait(10)
+
+
+@contextmanager
+def rabbitmq_queue(latency: float) -> Iterator[str | None]:
+    """A broker URL whose default exchange routes `bench` to a durable queue; None when
+    rabbitmq-server is not installed or a latency is asked for (a broker takes none)."""
+    import pika
+
+    from tests.rabbitmq import server_command, started
+
+    command = server_command()
+    if command is None or latency:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-rabbitmq-") as directory:
+        broker = started(command, Path(directory))
+        try:
+            with pika.BlockingConnection(broker.parameters()) as connection:
+                connection.channel().queue_declare("bench", durable=True)
+            yield broker.url
+        finally:
+            broker.stop()
 
 
 def main(kind: str, latency: float) -> None:
