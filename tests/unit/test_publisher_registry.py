@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import sys
 
 import pytest
 
-from app.relay.config import PUBLISHERS
-from app.relay.factory import REGISTRY
+from app.errors import ConfigError
+from app.relay.config import PUBLISHERS, load_relay_config
+from app.relay.factory import REGISTRY, publisher_for
 from app.relay.http import HttpPublisher
 from app.relay.publisher_base import AccessKeyTarget
 
@@ -36,3 +38,22 @@ def test_an_access_key_target_names_its_secrets_and_hides_them_from_repr() -> No
     assert target.host == "1.fc.cn-x.aliyuncs.com"
     assert target.url("/a%20b") == "https://1.fc.cn-x.aliyuncs.com/a%20b"
     assert "s3cret" not in repr(target) and "t0ken" not in repr(target)
+
+
+def test_a_publisher_whose_sdk_is_missing_names_the_extra_that_installs_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "app.relay.eventbridge", raising=False)
+    monkeypatch.setitem(sys.modules, "alibabacloud_eventbridge_util", None)  # import fails
+    monkeypatch.setitem(sys.modules, "alibabacloud_eventbridge_util.client", None)
+    config = load_relay_config(
+        {
+            "RELAY_PUBLISHER": "eventbridge",
+            "RELAY_EVENTBRIDGE_ENDPOINT": "https://1.eventbridge.cn-x.aliyuncs.com",
+            "RELAY_EVENTBRIDGE_BUS": "orders",
+            "ALIBABA_CLOUD_ACCESS_KEY_ID": "AKID",
+            "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "s3cret-value",
+        }
+    )
+    with pytest.raises(ConfigError, match=r"needs alibabacloud-eventbridge: pip install "):
+        publisher_for(config)
