@@ -13,12 +13,11 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.receiver import Answer, Received, Receiver
+from app.receiver import Answer, Received
+from tests.local_endpoint import LocalEndpoint
 
 KEY_ID, SECRET, TOKEN = "LTAI-eb-key", "eb-s3cret-value", "eb-sts-t0ken"
 
@@ -32,7 +31,7 @@ def expected_authorization(request: Received) -> str:
 
 
 @dataclass
-class EventBridgeServer:
+class EventBridgeServer(LocalEndpoint):
     """`start()` it; `endpoint` is its URL, `events` the CloudEvents it accepted, `batches`
     the ids of each request in order."""
 
@@ -40,25 +39,8 @@ class EventBridgeServer:
     request_error: tuple[int, str] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     batches: list[list[str]] = field(default_factory=list)
-    latency: float = 0.0  # seconds before each answer (the benchmark's network)
 
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._receiver = Receiver(self._respond)
-
-    @property
-    def endpoint(self) -> str:
-        return self._receiver.url.removesuffix("/events")
-
-    def start(self) -> EventBridgeServer:
-        self._receiver.start()
-        return self
-
-    def stop(self) -> None:
-        self._receiver.stop()
-
-    def _respond(self, request: Received) -> Answer:
-        time.sleep(self.latency)
+    def handle(self, request: Received) -> Answer:
         if request.path != "/openapi/putEvents":
             return _answer(404, {"code": "NotFound", "message": request.path})
         if request.headers.get("authorization") != expected_authorization(request):

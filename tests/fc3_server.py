@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote
 
 from app.receiver import Answer, Received
+from tests.local_endpoint import RecordingResponder
 
 _AUTHORIZATION = re.compile(
     r"ACS3-HMAC-SHA256 Credential=(?P<key>[^,]+),SignedHeaders=(?P<signed>[^,]+),"
@@ -45,7 +46,7 @@ class Invocation:
 
 
 @dataclass
-class Fc3Endpoint:
+class Fc3Endpoint(RecordingResponder):
     """Accepts invocations signed by `keys` (AccessKey id: secret) for `functions`."""
 
     keys: dict[str, str]
@@ -53,19 +54,12 @@ class Fc3Endpoint:
     security_token: str | None = None  # required when set
     script: list[Answer] = field(default_factory=list)
     invocations: dict[str, Invocation] = field(default_factory=dict)  # by task id
-    refused: list[str] = field(default_factory=list)  # error codes answered
     # Seconds to sit on the answer after taking a new task: past the client's read timeout,
     # the invocation is accepted but the caller never hears so.
     answer_after: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __call__(self, request: Received) -> Answer:
-        answer = self._answer(request)
-        if answer.status >= 300:
-            self.refused.append(json.loads(answer.body)["Code"])
-        return answer
-
-    def _answer(self, request: Received) -> Answer:
+    def answer(self, request: Received) -> Answer:
         problem = self._authenticate(request)
         if problem is not None:
             return problem

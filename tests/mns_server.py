@@ -11,15 +11,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import itertools
-import threading
-import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 
 from mns.auth import Credentials
 from mns.mns_client import MNSClient
 
-from app.receiver import Answer, Received, Receiver
+from app.receiver import Answer, Received
+from tests.local_endpoint import LocalEndpoint
 
 XMLNS = "http://mns.aliyuncs.com/doc/v1/"
 KEY_ID, SECRET, TOKEN = "LTAI-test-key", "mns-s3cret-value", "sts-t0ken-value"
@@ -39,7 +38,7 @@ class Stored:
 
 
 @dataclass
-class MnsServer:
+class MnsServer(LocalEndpoint):
     """`start()` it; `endpoint` is its URL, `stored` what it accepted, `batches` the ids of
     each request in order."""
 
@@ -48,27 +47,13 @@ class MnsServer:
     stored: list[Stored] = field(default_factory=list)
     batches: list[list[str]] = field(default_factory=list)
     requests: list[Received] = field(default_factory=list)
-    latency: float = 0.0  # seconds before each answer (the benchmark's network)
 
     def __post_init__(self) -> None:
-        self._lock = threading.Lock()
+        super().__post_init__()
         self._ids = itertools.count(1)
-        self._receiver = Receiver(self._respond)
         self._signer = MNSClient("http://127.0.0.1", credentials_provider=_Provider())
 
-    @property
-    def endpoint(self) -> str:
-        return self._receiver.url.removesuffix("/events")
-
-    def start(self) -> MnsServer:
-        self._receiver.start()
-        return self
-
-    def stop(self) -> None:
-        self._receiver.stop()
-
-    def _respond(self, request: Received) -> Answer:
-        time.sleep(self.latency)
+    def handle(self, request: Received) -> Answer:
         with self._lock:
             self.requests.append(request)
         expected = self._signer.get_signature(

@@ -25,8 +25,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pika
 from pika.spec import BasicProperties
@@ -37,12 +37,18 @@ from app.relay.amqp_link import Link, LinkClosed, LinkTimeout
 from app.relay.publishers import (
     Delivery,
     Outcome,
+    PublisherOptions,
     PublishResult,
     bounded_error,
+    check_options,
     cloudevent_attributes,
 )
-from app.signing import Signer
 from app.urls import url_secrets
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from app.relay.config import RelayConfig
 
 # AMQP 0-9-1 short strings (message id, type, routing key) are at most 255 bytes.
 MAX_SHORT_STRING = 255
@@ -66,21 +72,13 @@ class AmqpPublisher:
     thread at a time: pika connections are not thread-safe); every attempt ends by its
     deadline, at most `connect_timeout + read_timeout` after it starts."""
 
-    def __init__(
-        self,
-        target: AmqpTarget,
-        *,
-        connect_timeout: float,
-        read_timeout: float,
-        pool_size: int = 16,
-        signer: Signer | None = None,
-        secrets: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, target: AmqpTarget, **options: Unpack[PublisherOptions]) -> None:
+        check_options(options)
         self._target = target
-        self._connect_timeout = connect_timeout
-        self._bound = connect_timeout + read_timeout
-        self._signer = signer
-        self._mask = masker([*url_secrets(target.url), *secrets])
+        self._connect_timeout = options["connect_timeout"]
+        self._bound = options["connect_timeout"] + options["read_timeout"]
+        self._signer = options.get("signer")
+        self._mask = masker([*url_secrets(target.url), *options.get("secrets", ())])
         self._idle: list[Link] = []
         self._closed = False
         self._lock = threading.Lock()
@@ -193,3 +191,13 @@ def _seconds(rfc3339: str) -> int | None:
     except ValueError:
         return None
     return int(moment.timestamp())
+
+
+def from_config(config: RelayConfig, options: PublisherOptions) -> AmqpPublisher:
+    """`RELAY_PUBLISHER=amqp`: the `RELAY_AMQP_*` broker and route (`app.relay.factory`)."""
+    target = AmqpTarget(
+        url=str(config.amqp_url),
+        exchange=config.amqp_exchange,
+        routing_key=config.amqp_routing_key,
+    )
+    return AmqpPublisher(target, **options)

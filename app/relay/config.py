@@ -1,24 +1,32 @@
-"""`RelayConfig`: how the relay delivers, retries and paces itself, validated in one place."""
+"""`RelayConfig`: how the relay delivers, retries and paces itself, validated in one place.
+
+This module holds the relay's own settings; each publisher family's fields, variables and
+checks are in its settings module, which `RelayConfig` inherits (`app.relay.publisher_settings`
+says how), so every setting is still one flat attribute and keyword."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import env_reader
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
-from app.relay.amqp_fc3_checks import check_amqp, check_fc3
+from app.relay.amqp_settings import AmqpSettings, read_amqp
+from app.relay.fc_settings import FcSettings, read_fc
+from app.relay.http_settings import HttpSettings, read_http
+from app.relay.message_settings import (
+    EventBridgeSettings,
+    MnsSettings,
+    RocketMqSettings,
+    read_message_services,
+)
 from app.relay.partitions import DEFAULT_PARTITIONS, check_partitions
+from app.relay.publisher_settings import read_access_key
 from app.relay.ramp import parse_ramp
-from app.relay.target_checks import check_eventbridge, check_mns, check_rocketmq, flag
 from app.signing import parse_secrets
-from app.urls import url_problem
-
-# The publishers RELAY_PUBLISHER may name; app/relay/factory.py builds each.
-PUBLISHERS = ("http", "fc", "fc3", "amqp", "mns", "eventbridge", "rocketmq")
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -26,7 +34,9 @@ DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True, kw_only=True)
-class RelayConfig:
+class RelayConfig(
+    HttpSettings, FcSettings, MnsSettings, EventBridgeSettings, RocketMqSettings, AmqpSettings
+):
     """Relay settings; build with `load_relay_config()` or directly in tests.
 
     Every field has an environment variable (`RELAY_` + its name in capitals, seconds where
@@ -35,10 +45,10 @@ class RelayConfig:
     credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
     which Function Compute sets for a function that has a role). `signing_secrets` come from
     `RELAY_SIGNING_SECRET`, comma-separated; each delivery is signed with every one of them.
+    The publishers' fields come from their settings classes (the bases).
     """
 
     publisher: str = "http"  # or one of PUBLISHERS
-    downstream_url: str | None = None
     max_attempts: int = 5
     lock_timeout_seconds: float = 300.0
     backoff_base_seconds: float = 10.0
@@ -54,34 +64,6 @@ class RelayConfig:
     # CHANNEL results in a row (the channel, not the event, is broken) that stop a run.
     breaker_threshold: int = 3
     event_source: str | None = None
-    fc_endpoint: str | None = None
-    fc_service: str | None = None
-    fc_function: str | None = None
-    fc_qualifier: str | None = None
-    fc_invocation_type: str = "async"
-    # RELAY_PUBLISHER=mns: the endpoint and a queue or a topic (app/relay/mns.py).
-    mns_endpoint: str | None = None
-    mns_queue: str | None = None
-    mns_topic: str | None = None
-    # RELAY_PUBLISHER=eventbridge: the endpoint and the event bus (app/relay/eventbridge.py).
-    eventbridge_endpoint: str | None = None
-    eventbridge_bus: str | None = None
-    # RELAY_PUBLISHER=rocketmq: the proxy, the topic and its kind (app/relay/rocketmq.py).
-    rocketmq_endpoints: str | None = None
-    rocketmq_topic: str | None = None
-    rocketmq_fifo: bool = False
-    rocketmq_tls: bool = False
-    rocketmq_namespace: str | None = None
-    rocketmq_access_key: str | None = None
-    rocketmq_secret_key: str | None = field(default=None, repr=False)
-    # RELAY_PUBLISHER=amqp: the broker URL (with its password), exchange and routing key
-    # (None: each event's type); app/relay/amqp.py.
-    amqp_url: str | None = field(default=None, repr=False)
-    amqp_exchange: str = ""
-    amqp_routing_key: str | None = None
-    access_key_id: str | None = None
-    access_key_secret: str | None = field(default=None, repr=False)
-    security_token: str | None = field(default=None, repr=False)
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
     # "partition": invocations lease partitions and settle each event with one write;
     # "event": the per-event leases of 0.2 (two writes per event, no order), kept to compare.
@@ -105,29 +87,12 @@ class RelayConfig:
     def __post_init__(self) -> None:
         self._check_partitioning()
         self._check_fan_out()
-        if self.publisher == "http":
-            if self.downstream_url is None:
-                raise ConfigError(
-                    "DOWNSTREAM_SERVICE_URL is not set: the relay has nowhere to deliver"
-                )
-            # The URL may embed a token, so it is not echoed.
-            _check_url("DOWNSTREAM_SERVICE_URL", self.downstream_url)
-        elif self.publisher == "fc":
-            self._check_fc()
-        elif self.publisher == "mns":
-            check_mns(self)
-        elif self.publisher == "eventbridge":
-            check_eventbridge(self)
-        elif self.publisher == "rocketmq":
-            check_rocketmq(self)
-        elif self.publisher == "fc3":
-            check_fc3(self)
-        elif self.publisher == "amqp":
-            check_amqp(self)
-        else:
+        check = _PUBLISHER_CHECKS.get(self.publisher)
+        if check is None:
             raise ConfigError(
                 f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
             )
+        check(self)
         _at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
         _at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
         if self.batch_size > MAX_WRITES_PER_BATCH:
@@ -194,34 +159,6 @@ class RelayConfig:
                 "RELAY_FAN_OUT_MAX",
             )
 
-    def _check_function(
-        self, prefix: str, target: tuple[str | None, str | None, str | None], needed_by: str
-    ) -> None:
-        """A Function Compute function to invoke: `PREFIX_ENDPOINT`, `_SERVICE`, `_FUNCTION`
-        and the credentials that sign the invocation."""
-        endpoint, service, function = target
-        for variable, value in (
-            (f"{prefix}_ENDPOINT", endpoint),
-            (f"{prefix}_SERVICE", service),
-            (f"{prefix}_FUNCTION", function),
-            ("ALIBABA_CLOUD_ACCESS_KEY_ID", self.access_key_id),
-            ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", self.access_key_secret),
-        ):
-            if not value:
-                raise ConfigError(f"{variable} is not set: {needed_by} needs it")
-        _check_url(f"{prefix}_ENDPOINT", str(endpoint))
-
-    def _check_fc(self) -> None:
-        self._check_function(
-            "RELAY_FC",
-            (self.fc_endpoint, self.fc_service, self.fc_function),
-            "RELAY_PUBLISHER=fc",
-        )
-        if self.fc_invocation_type not in ("async", "sync"):
-            raise ConfigError(
-                f"RELAY_FC_INVOCATION_TYPE must be async or sync, got {self.fc_invocation_type!r}"
-            )
-
     @property
     def attempt_seconds(self) -> float:
         """The longest one attempt may take: connect and read timeout, then the settle."""
@@ -230,6 +167,20 @@ class RelayConfig:
     @property
     def connect_timeout_seconds(self) -> float:
         return min(5.0, self.http_timeout_seconds)
+
+
+# The publishers RELAY_PUBLISHER may name, each with its check from its settings class;
+# `app/relay/factory.py` builds each.
+_PUBLISHER_CHECKS: dict[str, Callable[[RelayConfig], None]] = {
+    "http": RelayConfig._check_http,
+    "fc": RelayConfig._check_fc,
+    "fc3": RelayConfig._check_fc3,
+    "amqp": RelayConfig._check_amqp,
+    "mns": RelayConfig._check_mns,
+    "eventbridge": RelayConfig._check_eventbridge,
+    "rocketmq": RelayConfig._check_rocketmq,
+}
+PUBLISHERS = tuple(_PUBLISHER_CHECKS)
 
 
 _NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
@@ -264,31 +215,12 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
             numbers[name] = _parse_number(variable, raw, kind)
     return RelayConfig(
         publisher=(get("RELAY_PUBLISHER") or "http").lower(),
-        downstream_url=get("DOWNSTREAM_SERVICE_URL"),
         event_source=get("RELAY_EVENT_SOURCE"),
-        fc_endpoint=get("RELAY_FC_ENDPOINT"),
-        fc_service=get("RELAY_FC_SERVICE"),
-        fc_function=get("RELAY_FC_FUNCTION"),
-        fc_qualifier=get("RELAY_FC_QUALIFIER"),
-        fc_invocation_type=(get("RELAY_FC_INVOCATION_TYPE") or "async").lower(),
-        mns_endpoint=get("RELAY_MNS_ENDPOINT"),
-        mns_queue=get("RELAY_MNS_QUEUE"),
-        mns_topic=get("RELAY_MNS_TOPIC"),
-        eventbridge_endpoint=get("RELAY_EVENTBRIDGE_ENDPOINT"),
-        eventbridge_bus=get("RELAY_EVENTBRIDGE_BUS"),
-        rocketmq_endpoints=get("RELAY_ROCKETMQ_ENDPOINTS"),
-        rocketmq_topic=get("RELAY_ROCKETMQ_TOPIC"),
-        rocketmq_fifo=flag("RELAY_ROCKETMQ_FIFO", get("RELAY_ROCKETMQ_FIFO")),
-        rocketmq_tls=flag("RELAY_ROCKETMQ_TLS", get("RELAY_ROCKETMQ_TLS")),
-        rocketmq_namespace=get("RELAY_ROCKETMQ_NAMESPACE"),
-        rocketmq_access_key=get("RELAY_ROCKETMQ_ACCESS_KEY"),
-        rocketmq_secret_key=get("RELAY_ROCKETMQ_SECRET_KEY"),
-        amqp_url=get("RELAY_AMQP_URL"),
-        amqp_exchange=get("RELAY_AMQP_EXCHANGE") or "",
-        amqp_routing_key=get("RELAY_AMQP_ROUTING_KEY"),
-        access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
-        access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
-        security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),
+        **read_http(get),
+        **read_fc(get),
+        **read_message_services(get),
+        **read_amqp(get),
+        **read_access_key(get),
         signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
         leases=(get("RELAY_LEASES") or "partition").lower(),
         ordering=(get("RELAY_ORDERING") or "aggregate").lower(),
@@ -318,14 +250,6 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
         return parse_secrets(value)
     except ValueError as exc:
         raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
-
-
-def _check_url(variable: str, url: str) -> None:
-    # The message names the problem, never the URL: its path, query or user info may hold a
-    # token.
-    problem = url_problem(url)
-    if problem:
-        raise ConfigError(f"{variable} must be a usable http:// or https:// URL: {problem}")
 
 
 def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:

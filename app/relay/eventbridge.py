@@ -19,24 +19,30 @@ from __future__ import annotations
 import email.utils
 import json
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from types import SimpleNamespace
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 from alibabacloud_eventbridge_util.client import Client as EventBridgeSigner
 
 from app.relay.answers import Answer
 from app.relay.coalescer import Coalescer
-from app.relay.http import USER_AGENT, HttpTransport
+from app.relay.http import USER_AGENT
+from app.relay.publisher_base import AccessKeyTarget, ApiPublisher, access_key
 from app.relay.publishers import (
     Delivery,
     Outcome,
+    PublisherOptions,
     PublishResult,
     classify_status,
     cloudevent_attributes,
 )
-from app.signing import Signer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from app.relay.config import RelayConfig
 
 PATH = "/openapi/putEvents"
 CONTENT_TYPE = "application/cloudevents-batch+json; charset=utf-8"
@@ -45,40 +51,27 @@ MAX_BATCH_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
-class EventBridgeTarget:
-    """The event bus and the credentials that sign the requests."""
+class EventBridgeTarget(AccessKeyTarget):
+    """The event bus (at https://ACCOUNT_ID.eventbridge.REGION.aliyuncs.com) and the
+    credentials that sign the requests."""
 
-    endpoint: str  # https://ACCOUNT_ID.eventbridge.REGION.aliyuncs.com
     bus: str
-    access_key_id: str
-    access_key_secret: str = field(repr=False)
-    security_token: str | None = field(default=None, repr=False)
 
 
-class EventBridgePublisher:
+class EventBridgePublisher(ApiPublisher):
     """Puts each event on `target.bus`, in coalesced batches."""
 
     def __init__(
         self,
         target: EventBridgeTarget,
         *,
-        connect_timeout: float,
-        read_timeout: float,
-        pool_size: int = 16,
-        signer: Signer | None = None,
-        secrets: Iterable[str] = (),
         linger: float = 0.005,
+        **options: Unpack[PublisherOptions],
     ) -> None:
+        super().__init__(target.secrets(), **options)
         self._target = target
-        self._signer = signer
-        self._url = target.endpoint.rstrip("/") + PATH
-        self._host = urlsplit(target.endpoint).netloc
-        self._transport = HttpTransport(
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            pool_size=pool_size,
-            secrets=(target.access_key_secret, target.security_token or "", *secrets),
-        )
+        self._url = target.url(PATH)
+        self._host = target.host
         self._batches = Coalescer(
             self._send_batch,
             max_entries=MAX_BATCH_EVENTS,
@@ -94,10 +87,6 @@ class EventBridgePublisher:
                 Outcome.REJECTED, f"EventTooLarge: {size} bytes, PutEvents takes 262144"
             )
         return self._batches.publish(delivery)
-
-    def close(self) -> None:
-        """Close the pooled connections."""
-        self._transport.close()
 
     def _event(self, delivery: Delivery) -> bytes:
         """One structured CloudEvent, its data spliced in unparsed, last."""
@@ -196,3 +185,13 @@ def _json(body: bytes) -> dict[str, object]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def from_config(config: RelayConfig, options: PublisherOptions) -> EventBridgePublisher:
+    """`RELAY_PUBLISHER=eventbridge`: the `RELAY_EVENTBRIDGE_*` bus (`app.relay.factory`)."""
+    target = EventBridgeTarget(
+        endpoint=str(config.eventbridge_endpoint),
+        bus=str(config.eventbridge_bus),
+        **access_key(config),
+    )
+    return EventBridgePublisher(target, **options)

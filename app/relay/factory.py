@@ -1,107 +1,74 @@
-"""`publisher_for`: the publisher the configuration names, built with its timeouts."""
+"""`publisher_for`: the publisher the configuration names, built with its timeouts.
+
+Each publisher is a module of its own with a `from_config(config, options)` function that
+reads its settings and builds it; `REGISTRY` names the module (imported only when chosen, so
+an SDK is needed only where its publisher runs) and the extra that brings its SDK. Adding a
+publisher is its module plus one line here, and its settings class (README, Development).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from dataclasses import dataclass
+from typing import cast
 
 from app.errors import ConfigError
 from app.logs import configured_secrets
 from app.relay.config import RelayConfig
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Publisher
+from app.relay.publishers import Publisher, PublisherOptions
 from app.signing import Signer
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a publisher's `from_config` lives, and what to install when it cannot load."""
+
+    module: str
+    package: str | None = None  # the SDK it imports; None: the standard library only
+    extra: str | None = None  # `pip install 'firestore-outbox[extra]'` installs `package`
+
+
+REGISTRY: dict[str, Entry] = {
+    "http": Entry("app.relay.http"),
+    "fc": Entry("app.relay.fc", "aliyun-fc2", "fc"),
+    "fc3": Entry("app.relay.fc3"),
+    "mns": Entry("app.relay.mns"),
+    "eventbridge": Entry("app.relay.eventbridge", "alibabacloud-eventbridge", "eventbridge"),
+    "rocketmq": Entry("app.relay.rocketmq", "rocketmq-python-client", "rocketmq"),
+    "amqp": Entry("app.relay.amqp", "pika", "amqp"),
+}
 
 
 def publisher_for(config: RelayConfig) -> Publisher:
     """The publisher `config.publisher` names, with the configured timeouts and pool."""
-    connect, read, pool = (
-        config.connect_timeout_seconds,
-        config.http_timeout_seconds,
-        config.concurrency,
-    )
-    signer = Signer(config.signing_secrets) if config.signing_secrets else None
-    # A downstream may echo anything back in an error body, and errors become `lastError`:
-    # every secret this process knows is masked there, as in the logs.
-    secrets = [*configured_secrets(), *config.signing_secrets]
-    if config.publisher in ("mns", "eventbridge", "rocketmq"):
-        from app.relay.message_services import message_service_publisher
-
-        return message_service_publisher(config, signer, secrets)
-    if config.publisher == "amqp":
-        return _amqp_publisher(config, signer, secrets)
-    if config.publisher == "fc3":
-        return _fc3_publisher(config, signer, secrets)
-    if config.publisher != "fc":
-        url = str(config.downstream_url)
-        return HttpPublisher(
-            url,
-            connect_timeout=connect,
-            read_timeout=read,
-            pool_size=pool,
-            signer=signer,
-            secrets=secrets,
-        )
+    name = config.publisher
+    entry = REGISTRY[name]
     try:
-        from app.relay.fc import FcPublisher, FcTarget
+        module = importlib.import_module(entry.module)
     except ImportError as exc:
+        if entry.package is None:  # nothing to install: a bug, not a deployment's choice
+            raise
         raise ConfigError(
-            f"RELAY_PUBLISHER=fc needs aliyun-fc2: pip install 'firestore-outbox[fc]' ({exc})"
+            f"RELAY_PUBLISHER={name} needs {entry.package}: "
+            f"pip install 'firestore-outbox[{entry.extra}]' ({exc})"
         ) from None
-    target = FcTarget(
-        endpoint=str(config.fc_endpoint),
-        service=str(config.fc_service),
-        function=str(config.fc_function),
-        qualifier=config.fc_qualifier,
-        asynchronous=config.fc_invocation_type == "async",
-        access_key_id=str(config.access_key_id),
-        access_key_secret=str(config.access_key_secret),
-        security_token=config.security_token,
-    )
-    return FcPublisher(
-        target,
-        connect_timeout=connect,
-        read_timeout=read,
-        pool_size=pool,
-        signer=signer,
-        secrets=secrets,
-    )
-
-
-def _amqp_publisher(config: RelayConfig, signer: Signer | None, secrets: list[str]) -> Publisher:
-    try:
-        from app.relay.amqp import AmqpPublisher, AmqpTarget
-    except ImportError as exc:
+    except OSError as exc:  # the RocketMQ client writes a log folder on import (rocketmq_client)
         raise ConfigError(
-            f"RELAY_PUBLISHER=amqp needs pika: pip install 'firestore-outbox[amqp]' ({exc})"
+            f"RELAY_PUBLISHER={name}: its client cannot write its log folder in the temporary "
+            f"directory; point TMPDIR at a writable directory ({exc.strerror})"
         ) from None
-    target = AmqpTarget(
-        url=str(config.amqp_url),
-        exchange=config.amqp_exchange,
-        routing_key=config.amqp_routing_key,
-    )
-    return AmqpPublisher(target, **_options(config, signer, secrets))
+    return cast(Publisher, module.from_config(config, options(config)))
 
 
-def _fc3_publisher(config: RelayConfig, signer: Signer | None, secrets: list[str]) -> Publisher:
-    from app.relay.fc3 import Fc3Publisher, Fc3Target  # standard library only: no extra
-
-    target = Fc3Target(
-        endpoint=str(config.fc_endpoint),
-        function=str(config.fc_function),
-        qualifier=config.fc_qualifier,
-        access_key_id=str(config.access_key_id),
-        access_key_secret=str(config.access_key_secret),
-        security_token=config.security_token,
-    )
-    return Fc3Publisher(target, **_options(config, signer, secrets))
-
-
-def _options(config: RelayConfig, signer: Signer | None, secrets: list[str]) -> dict[str, Any]:
+def options(config: RelayConfig) -> PublisherOptions:
     """What every publisher is built with: its timeouts, pool, signer and secrets to mask."""
+    signer = Signer(config.signing_secrets) if config.signing_secrets else None
     return {
         "connect_timeout": config.connect_timeout_seconds,
         "read_timeout": config.http_timeout_seconds,
         "pool_size": config.concurrency,
         "signer": signer,
-        "secrets": secrets,
+        # A downstream may echo anything back in an error body, and errors become
+        # `lastError`: every secret this process knows is masked there, as in the logs.
+        "secrets": [*configured_secrets(), *config.signing_secrets],
     }

@@ -18,76 +18,63 @@ Function Compute.
 from __future__ import annotations
 
 import email.utils
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from urllib.parse import quote, urlsplit
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from fc2.auth import Auth
 
 from app.relay.answers import Answer
 from app.relay.fc_shared import CHANNEL_ERRORS, error_code, signed_cloudevent
-from app.relay.http import USER_AGENT, HttpTransport
+from app.relay.http import USER_AGENT
+from app.relay.publisher_base import AccessKeyTarget, ApiPublisher, access_key
 from app.relay.publishers import (
     Delivery,
     Outcome,
+    PublisherOptions,
     PublishResult,
     classify_status,
     header_value,
 )
-from app.signing import Signer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from app.relay.config import RelayConfig
 
 API_VERSION = "2016-08-15"
 
 
 @dataclass(frozen=True, kw_only=True)
-class FcTarget:
-    """The function to invoke and the credentials to sign with."""
+class FcTarget(AccessKeyTarget):
+    """The function to invoke (at https://ACCOUNT_ID.REGION.fc.aliyuncs.com) and the
+    credentials to sign with."""
 
-    endpoint: str  # https://ACCOUNT_ID.REGION.fc.aliyuncs.com
     service: str
     function: str
     qualifier: str | None = None
     asynchronous: bool = True
-    access_key_id: str
-    access_key_secret: str = field(repr=False)
-    security_token: str | None = field(default=None, repr=False)
 
 
-class FcPublisher:
+class FcPublisher(ApiPublisher):
     """Invokes `target` once per event; the answer is classified like an HTTP delivery, and a
     synchronous invocation whose function raised (`X-Fc-Error-Type`) is retried. With a
     `signer` each event carries its signature."""
 
-    def __init__(
-        self,
-        target: FcTarget,
-        *,
-        connect_timeout: float,
-        read_timeout: float,
-        pool_size: int = 16,
-        signer: Signer | None = None,
-        secrets: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, target: FcTarget, **options: Unpack[PublisherOptions]) -> None:
+        super().__init__(target.secrets(), **options)
         self._target = target
-        self._signer = signer
         self._auth = Auth(
             target.access_key_id, target.access_key_secret, target.security_token or ""
         )
         service = target.service + (f".{target.qualifier}" if target.qualifier else "")
         self._path = f"/{API_VERSION}/services/{service}/functions/{target.function}/invocations"
-        self._url = target.endpoint.rstrip("/") + quote(self._path)
-        self._host = urlsplit(target.endpoint).netloc
-        self._transport = HttpTransport(
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            pool_size=pool_size,
-            secrets=(target.access_key_secret, target.security_token or "", *secrets),
-        )
+        self._url = target.url(quote(self._path))
 
     def publish(self, delivery: Delivery) -> PublishResult:
         body = signed_cloudevent(delivery, self._signer)
         headers = {
-            "host": self._host,
+            "host": self._target.host,
             "date": email.utils.formatdate(usegmt=True),
             "content-type": "application/json",
             "content-length": str(len(body)),
@@ -102,10 +89,6 @@ class FcPublisher:
             self._url, body, headers, deadline=delivery.deadline, outcome_of=_outcome
         )
 
-    def close(self) -> None:
-        """Close the pooled connections."""
-        self._transport.close()
-
 
 def _outcome(answer: Answer) -> Outcome:
     outcome = classify_status(answer.status)
@@ -114,3 +97,16 @@ def _outcome(answer: Answer) -> Outcome:
     if outcome is not Outcome.DELIVERED and error_code(answer.excerpt) in CHANNEL_ERRORS:
         return Outcome.CHANNEL
     return outcome
+
+
+def from_config(config: RelayConfig, options: PublisherOptions) -> FcPublisher:
+    """`RELAY_PUBLISHER=fc`: the `RELAY_FC_*` function (`app.relay.factory`)."""
+    target = FcTarget(
+        endpoint=str(config.fc_endpoint),
+        service=str(config.fc_service),
+        function=str(config.fc_function),
+        qualifier=config.fc_qualifier,
+        asynchronous=config.fc_invocation_type == "async",
+        **access_key(config),
+    )
+    return FcPublisher(target, **options)

@@ -21,21 +21,26 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from app.relay.acs3 import Credentials, percent_encode, sign
 from app.relay.answers import Answer
 from app.relay.fc_shared import CHANNEL_ERRORS, error_code, signed_cloudevent
-from app.relay.http import USER_AGENT, HttpTransport
+from app.relay.http import USER_AGENT
+from app.relay.publisher_base import AccessKeyTarget, ApiPublisher, access_key
 from app.relay.publishers import (
     Delivery,
     Outcome,
+    PublisherOptions,
     PublishResult,
     classify_status,
 )
-from app.signing import Signer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from app.relay.config import RelayConfig
 
 API_VERSION = "2023-03-30"
 # Function Compute's rule for task ids: a letter or `_` first, then letters, digits, `_`, `-`,
@@ -44,15 +49,12 @@ _PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,126}")
 
 
 @dataclass(frozen=True, kw_only=True)
-class Fc3Target:
-    """The function to invoke and the credentials to sign with."""
+class Fc3Target(AccessKeyTarget):
+    """The function to invoke (at https://ACCOUNT_ID.REGION.fc.aliyuncs.com) and the
+    credentials to sign with."""
 
-    endpoint: str  # https://ACCOUNT_ID.REGION.fc.aliyuncs.com
     function: str
     qualifier: str | None = None  # a version or alias
-    access_key_id: str
-    access_key_secret: str = field(repr=False)
-    security_token: str | None = field(default=None, repr=False)
 
 
 def task_id(event_id: str) -> str:
@@ -65,35 +67,20 @@ def task_id(event_id: str) -> str:
     return f"h_{digest}"
 
 
-class Fc3Publisher:
+class Fc3Publisher(ApiPublisher):
     """Invokes `target` asynchronously once per event; see the module's answers. With a
     `signer` each event carries its signature."""
 
-    def __init__(
-        self,
-        target: Fc3Target,
-        *,
-        connect_timeout: float,
-        read_timeout: float,
-        pool_size: int = 16,
-        signer: Signer | None = None,
-        secrets: Iterable[str] = (),
-    ) -> None:
-        self._signer = signer
+    def __init__(self, target: Fc3Target, **options: Unpack[PublisherOptions]) -> None:
+        super().__init__(target.secrets(), **options)
+        self._host = target.host
         self._credentials = Credentials(
             target.access_key_id, target.access_key_secret, target.security_token
         )
         self._path = f"/{API_VERSION}/functions/{percent_encode(target.function)}/invocations"
         self._query = {"qualifier": target.qualifier} if target.qualifier else {}
         query = "&".join(f"{k}={percent_encode(v)}" for k, v in self._query.items())
-        self._url = target.endpoint.rstrip("/") + self._path + (f"?{query}" if query else "")
-        self._host = urlsplit(target.endpoint).netloc
-        self._transport = HttpTransport(
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            pool_size=pool_size,
-            secrets=(target.access_key_secret, target.security_token or "", *secrets),
-        )
+        self._url = target.url(self._path + (f"?{query}" if query else ""))
 
     def publish(self, delivery: Delivery) -> PublishResult:
         body = signed_cloudevent(delivery, self._signer)
@@ -118,10 +105,6 @@ class Fc3Publisher:
             self._url, body, headers, deadline=delivery.deadline, outcome_of=_outcome
         )
 
-    def close(self) -> None:
-        """Close the pooled connections."""
-        self._transport.close()
-
 
 def _outcome(answer: Answer) -> Outcome:
     if answer.status == 409:  # the task id is taken: this event was accepted before
@@ -130,3 +113,14 @@ def _outcome(answer: Answer) -> Outcome:
     if outcome is not Outcome.DELIVERED and error_code(answer.excerpt) in CHANNEL_ERRORS:
         return Outcome.CHANNEL
     return outcome
+
+
+def from_config(config: RelayConfig, options: PublisherOptions) -> Fc3Publisher:
+    """`RELAY_PUBLISHER=fc3`: the `RELAY_FC_*` function (`app.relay.factory`)."""
+    target = Fc3Target(
+        endpoint=str(config.fc_endpoint),
+        function=str(config.fc_function),
+        qualifier=config.fc_qualifier,
+        **access_key(config),
+    )
+    return Fc3Publisher(target, **options)

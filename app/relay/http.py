@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import urllib.request
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import certifi
@@ -16,16 +16,22 @@ from app.relay.answers import MAX_ANSWER_BYTES, Answer, read_answer
 from app.relay.publishers import (
     Delivery,
     Outcome,
+    PublisherOptions,
     PublishResult,
     bounded_error,
+    check_options,
     classify_status,
     cloudevent_attributes,
     cloudevent_headers,
     parse_retry_after,
 )
 from app.relay.wire import POOL_CLASSES, attempt_deadline
-from app.signing import Signer
 from app.urls import split_credentials, url_secrets
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from app.relay.config import RelayConfig
 
 __all__ = ["MAX_ANSWER_BYTES", "HttpPublisher", "HttpTransport", "url_secrets"]
 
@@ -66,6 +72,18 @@ class HttpTransport:
         self._proxied: dict[str, urllib3.ProxyManager] = {}
         self._managers: dict[tuple[str, str], urllib3.PoolManager] = {}
         self._mask = masker(secrets)
+
+    @classmethod
+    def for_publisher(cls, masked: Iterable[str], options: PublisherOptions) -> HttpTransport:
+        """The transport a publisher built with `options` sends over: `masked` (its target's
+        own secrets) and `options["secrets"]` never reach an error."""
+        check_options(options)
+        return cls(
+            connect_timeout=options["connect_timeout"],
+            read_timeout=options["read_timeout"],
+            pool_size=options.get("pool_size", 16),
+            secrets=[*masked, *options.get("secrets", ())],
+        )
 
     def post(
         self,
@@ -190,24 +208,10 @@ class HttpPublisher:
     (`https://user:password@host/...`) is sent as HTTP Basic authentication, never in the
     request line."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        connect_timeout: float,
-        read_timeout: float,
-        pool_size: int = 16,
-        signer: Signer | None = None,
-        secrets: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, url: str, **options: Unpack[PublisherOptions]) -> None:
         self._url, self._authorization = split_credentials(url)
-        self._signer = signer
-        self._transport = HttpTransport(
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            pool_size=pool_size,
-            secrets=[*url_secrets(url), *secrets],
-        )
+        self._signer = options.get("signer")
+        self._transport = HttpTransport.for_publisher(url_secrets(url), options)
 
     def publish(self, delivery: Delivery) -> PublishResult:
         headers = {"User-Agent": USER_AGENT, **cloudevent_headers(delivery)}
@@ -225,3 +229,8 @@ class HttpPublisher:
 
 def _by_status(answer: Answer) -> Outcome:
     return classify_status(answer.status)
+
+
+def from_config(config: RelayConfig, options: PublisherOptions) -> HttpPublisher:
+    """`RELAY_PUBLISHER=http`: POST to `DOWNSTREAM_SERVICE_URL` (`app.relay.factory`)."""
+    return HttpPublisher(str(config.downstream_url), **options)

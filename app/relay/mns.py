@@ -22,67 +22,56 @@ check our requests with the SDK's own signature code.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from urllib.parse import quote, urlsplit
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from app.relay import mns_wire
 from app.relay.answers import Answer
 from app.relay.coalescer import Coalescer
-from app.relay.http import HttpTransport
+from app.relay.publisher_base import AccessKeyTarget, ApiPublisher, access_key
 from app.relay.publishers import (
     Delivery,
     Outcome,
+    PublisherOptions,
     PublishResult,
     classify_status,
     cloudevent_attributes,
 )
-from app.signing import Signer
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from app.relay.config import RelayConfig
 
 
 @dataclass(frozen=True, kw_only=True)
-class MnsTarget:
-    """The queue or topic (exactly one) and the credentials that sign the requests."""
+class MnsTarget(AccessKeyTarget):
+    """The queue or topic (exactly one; at https://ACCOUNT_ID.mns.REGION.aliyuncs.com) and the
+    credentials that sign the requests."""
 
-    endpoint: str  # https://ACCOUNT_ID.mns.REGION.aliyuncs.com
     queue: str | None = None
     topic: str | None = None
-    access_key_id: str
-    access_key_secret: str = field(repr=False)
-    security_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if (self.queue is None) == (self.topic is None):
             raise ValueError("an MNS target is a queue or a topic, exactly one")
 
 
-class MnsPublisher:
+class MnsPublisher(ApiPublisher):
     """Sends each event to `target`: queue messages in coalesced batches, topic messages one
     by one. `linger` is how long a batch waits for company (seconds)."""
 
     def __init__(
-        self,
-        target: MnsTarget,
-        *,
-        connect_timeout: float,
-        read_timeout: float,
-        pool_size: int = 16,
-        signer: Signer | None = None,
-        secrets: Iterable[str] = (),
-        linger: float = 0.005,
+        self, target: MnsTarget, *, linger: float = 0.005, **options: Unpack[PublisherOptions]
     ) -> None:
+        super().__init__(target.secrets(), **options)
         self._target = target
-        self._signer = signer
         kind, name = ("queues", target.queue) if target.queue else ("topics", target.topic)
         self._resource = f"/{kind}/{quote(str(name), safe='')}/messages"
-        self._url = target.endpoint.rstrip("/") + self._resource
-        self._host = urlsplit(target.endpoint).netloc
-        self._transport = HttpTransport(
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-            pool_size=pool_size,
-            secrets=(target.access_key_secret, target.security_token or "", *secrets),
-        )
+        self._url = target.url(self._resource)
+        self._host = target.host
         self._batches = Coalescer(
             self._send_batch,
             max_entries=mns_wire.MAX_BATCH_MESSAGES,
@@ -104,10 +93,6 @@ class MnsPublisher:
         if isinstance(answer, PublishResult):
             return answer
         return self._result(answer)
-
-    def close(self) -> None:
-        """Close the pooled connections."""
-        self._transport.close()
 
     def _body_size(self, delivery: Delivery) -> int:
         size = len(delivery.body)
@@ -189,3 +174,14 @@ def _outcome_of_code(code: str | None, otherwise: Outcome) -> Outcome:
     if code in _RETRY_CODES:
         return Outcome.RETRY
     return otherwise  # an unknown code: as the status says (an entry's: retried)
+
+
+def from_config(config: RelayConfig, options: PublisherOptions) -> MnsPublisher:
+    """`RELAY_PUBLISHER=mns`: the `RELAY_MNS_*` queue or topic (`app.relay.factory`)."""
+    target = MnsTarget(
+        endpoint=str(config.mns_endpoint),
+        queue=config.mns_queue or None,
+        topic=config.mns_topic or None,
+        **access_key(config),
+    )
+    return MnsPublisher(target, **options)

@@ -8,11 +8,14 @@ import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 from urllib.parse import quote
 
 from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
 from app.masking import Masker, masker
+
+if TYPE_CHECKING:
+    from app.signing import Signer
 
 MAX_ERROR_LENGTH = 500
 
@@ -61,6 +64,30 @@ class PublishResult:
     @classmethod
     def delivered(cls) -> PublishResult:
         return cls(Outcome.DELIVERED)
+
+
+class _Timeouts(TypedDict):
+    connect_timeout: float
+    read_timeout: float
+
+
+class PublisherOptions(_Timeouts, total=False):
+    """What every publisher is built with (`app.relay.factory` makes it once from the
+    configuration): an attempt's connect and read timeouts, the connection pool's size
+    (default 16), the signer of deliveries (default none) and more secrets to mask in errors."""
+
+    pool_size: int
+    signer: Signer | None
+    secrets: Iterable[str]
+
+
+def check_options(options: PublisherOptions) -> None:
+    """`TypeError` for a name `PublisherOptions` does not have, as a misspelled keyword
+    argument would raise: callers that mypy does not check (tests, benchmarks) pass them."""
+    known = PublisherOptions.__required_keys__ | PublisherOptions.__optional_keys__
+    unknown = options.keys() - known
+    if unknown:
+        raise TypeError(f"unexpected publisher options: {', '.join(sorted(unknown))}")
 
 
 class Publisher(Protocol):

@@ -22,11 +22,12 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.relay.publishers import (
     Delivery,
     Outcome,
+    PublisherOptions,
     PublishResult,
     bounded_error,
     cloudevent_attributes,
@@ -146,6 +147,9 @@ _REJECTED = frozenset(
     }
 )
 
+if TYPE_CHECKING:
+    from app.relay.config import RelayConfig
+
 
 def outcome_of(exc: BaseException) -> Outcome:
     """A send's exception as an outcome: credentials and missing topics are the channel's,
@@ -160,3 +164,23 @@ def outcome_of(exc: BaseException) -> Outcome:
     if name in _REJECTED:
         return Outcome.REJECTED
     return Outcome.RETRY
+
+
+def from_config(config: RelayConfig, options: PublisherOptions) -> RocketMqPublisher:
+    """`RELAY_PUBLISHER=rocketmq`: the `RELAY_ROCKETMQ_*` topic (`app.relay.factory`). The
+    gRPC client has no connect phase of its own to time: the read timeout bounds a send."""
+    target = RocketMqTarget(
+        endpoints=str(config.rocketmq_endpoints),
+        topic=str(config.rocketmq_topic),
+        fifo=config.rocketmq_fifo,
+        tls=config.rocketmq_tls,
+        namespace=config.rocketmq_namespace or "",
+        access_key=config.rocketmq_access_key or "",
+        secret_key=config.rocketmq_secret_key or "",
+    )
+    return RocketMqPublisher(
+        target,
+        timeout=options["read_timeout"],
+        signer=options.get("signer"),
+        secrets=options.get("secrets", ()),
+    )

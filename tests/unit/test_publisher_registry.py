@@ -1,0 +1,59 @@
+"""The publisher registry and the options every publisher is built with."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from app.errors import ConfigError
+from app.relay.config import PUBLISHERS, load_relay_config
+from app.relay.factory import REGISTRY, publisher_for
+from app.relay.http import HttpPublisher
+from app.relay.publisher_base import AccessKeyTarget
+
+
+def test_every_publisher_the_configuration_accepts_has_a_registry_line() -> None:
+    assert set(REGISTRY) == set(PUBLISHERS)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_each_registered_module_builds_its_publisher_from_the_configuration(name: str) -> None:
+    module = importlib.import_module(REGISTRY[name].module)
+    assert callable(module.from_config)
+
+
+def test_a_misspelled_option_is_refused_like_a_keyword_argument() -> None:
+    with pytest.raises(TypeError, match="pool_sise"):
+        HttpPublisher("http://127.0.0.1:9/", connect_timeout=1, read_timeout=1, pool_sise=2)  # type: ignore[call-arg]
+
+
+def test_an_access_key_target_names_its_secrets_and_hides_them_from_repr() -> None:
+    keys = {"access_key_id": "AKID", "access_key_secret": "s3cret-value"}
+    target = AccessKeyTarget(
+        endpoint="https://1.fc.cn-x.aliyuncs.com/", security_token="t0ken-value", **keys
+    )
+    assert target.secrets() == ("s3cret-value", "t0ken-value")
+    assert target.host == "1.fc.cn-x.aliyuncs.com"
+    assert target.url("/a%20b") == "https://1.fc.cn-x.aliyuncs.com/a%20b"
+    assert "s3cret" not in repr(target) and "t0ken" not in repr(target)
+
+
+def test_a_publisher_whose_sdk_is_missing_names_the_extra_that_installs_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "app.relay.eventbridge", raising=False)
+    monkeypatch.setitem(sys.modules, "alibabacloud_eventbridge_util", None)  # import fails
+    monkeypatch.setitem(sys.modules, "alibabacloud_eventbridge_util.client", None)
+    config = load_relay_config(
+        {
+            "RELAY_PUBLISHER": "eventbridge",
+            "RELAY_EVENTBRIDGE_ENDPOINT": "https://1.eventbridge.cn-x.aliyuncs.com",
+            "RELAY_EVENTBRIDGE_BUS": "orders",
+            "ALIBABA_CLOUD_ACCESS_KEY_ID": "AKID",
+            "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "s3cret-value",
+        }
+    )
+    with pytest.raises(ConfigError, match=r"needs alibabacloud-eventbridge: pip install "):
+        publisher_for(config)
