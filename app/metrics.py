@@ -125,11 +125,6 @@ _channel_breaks = _meter.create_counter(
     unit="{run}",
     description="Runs stopped by the circuit breaker: the channel, not an event, is broken",
 )
-_consumed = _meter.create_counter(
-    "inbox.deliveries", unit="{delivery}", description="Deliveries a consumer answered, by verdict"
-)
-
-
 def record_run(summary: Mapping[str, Any]) -> None:
     """Add one relay run's summary counts to the counters."""
     for key, counter in _summary_counters.items():
@@ -138,25 +133,6 @@ def record_run(summary: Mapping[str, Any]) -> None:
             counter.add(value)
     if summary.get("stoppedBy") == "channel":
         _channel_breaks.add(1, {"error.type": str(summary.get("channel") or "channel")})
-
-
-_idempotency = _meter.create_counter(
-    "idempotency.requests",
-    unit="{request}",
-    description="Keyed requests at the front door, by outcome",
-)
-
-
-def record_idempotency(outcome: str) -> None:
-    """One keyed request's outcome at the front door: `hit` (every checked key), `replay`,
-    `conflict`, `in_progress`, `lock_lost` (the design note's `idempotency_<outcome>_total`)."""
-    _idempotency.add(1, {"outcome": outcome})
-
-
-def record_consumed(consumer: str, verdict: str) -> None:
-    """One delivery a consumer answered: `applied`, `duplicate`, `in_progress`, `parked`,
-    `ignored`, `rejected` (refused: signature, malformed) or `failed` (answered 5xx)."""
-    _consumed.add(1, {"messaging.consumer.group.name": consumer, "verdict": verdict})
 
 
 class BacklogGauges:

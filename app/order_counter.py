@@ -25,11 +25,11 @@ from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
 from app.config import env_reader
+from app.consumer_metrics import record_consumed
 from app.errors import ConfigError
 from app.firestore_limits import check_collection_id, check_document_id
 from app.inbox import DEFAULT_INBOX_COLLECTION, Inbox, Verdict
 from app.logs import log_event
-from app.metrics import record_consumed
 from app.receiver import Answer, Received
 from app.signed_events import MalformedDelivery, ReceivedEvent, parse_request, verify_request
 from app.signing import (

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from app.deadline import bounded_retry
+
 # Firestore commits at most 500 writes at once; pages of that size feed one write each.
 PAGE_SIZE = 500
 
@@ -35,7 +37,12 @@ def pages(
             left -= len(page)
 
 
-def count(query: Any) -> int:
-    """How many documents `query` matches: one aggregation, billed one read per 1,000."""
-    [[result]] = query.count(alias="n").get()
+def count(query: Any, *, timeout: float | None = None) -> int:
+    """How many documents `query` matches: one aggregation, billed one read per 1,000;
+    within `timeout` seconds, transient errors retried, when given (else the client's)."""
+    aggregation = query.count(alias="n")
+    if timeout is None:
+        [[result]] = aggregation.get()
+    else:
+        [[result]] = aggregation.get(retry=bounded_retry(timeout), timeout=timeout)
     return int(result.value)

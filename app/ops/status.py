@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -92,13 +93,27 @@ def read_status(
     )
 
 
-def count_by_status(db: Client, collection: str) -> dict[str, int]:
-    """Events per status, by aggregation queries (one read per 1,000 events counted)."""
+def count_by_status(
+    db: Client, collection: str, *, deadline: float | None = None
+) -> dict[str, int]:
+    """Events per status, by aggregation queries (one read per 1,000 events counted); all
+    done by `deadline` (`time.monotonic()`), when given."""
     events = db.collection(collection)
     return {
-        status.value: count(events.where(filter=FieldFilter("status", "==", status.value)))
+        status.value: count(
+            events.where(filter=FieldFilter("status", "==", status.value)),
+            timeout=None if deadline is None else _left(deadline),
+        )
         for status in EventStatus
     }
+
+
+def _left(deadline: float) -> float:
+    """Seconds left before `deadline`; a `TimeoutError` when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the backlog reading ran out of time")
+    return left
 
 
 def oldest_waiting(
@@ -119,15 +134,19 @@ def backlog_reader(
 ) -> Callable[[], tuple[dict[str, int], float | None]]:
     """What `app.metrics.BacklogGauges` reads: events per status and how many seconds the
     oldest eligible event has waited (None: none is due), as `outbox status` counts them
-    (without its scan for unscheduled events)."""
-    store = LeaseStore(db, collection, timeout=timeout)
+    (without its scan for unscheduled events). A reading's six queries are all done within
+    `timeout` seconds (the Firestore deadline), or it raises."""
 
     def read() -> tuple[dict[str, int], float | None]:
+        deadline = time.monotonic() + timeout
+        counts = count_by_status(db, collection, deadline=deadline)
         now = datetime.datetime.now(datetime.timezone.utc)
         expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
+        # The two lease queries share what is left of the deadline.
+        store = LeaseStore(db, collection, timeout=_left(deadline) / 2)
         waiting = oldest_waiting(store, now, expired_before)
         age = max(waiting)[0].total_seconds() if waiting else None
-        return count_by_status(db, collection), age
+        return counts, age
 
     return read
 
