@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,9 +41,18 @@ def pages(
 def count(query: Any, *, timeout: float | None = None) -> int:
     """How many documents `query` matches: one aggregation, billed one read per 1,000;
     within `timeout` seconds, transient errors retried, when given (else the client's)."""
+    return count_at(query, None, timeout=timeout)[0]
+
+
+def count_at(
+    query: Any, read_time: datetime.datetime | None, *, timeout: float | None = None
+) -> tuple[int, datetime.datetime]:
+    """`count` at `read_time` (None: now), and the read time it counted at: several counts
+    at one read time see one consistent snapshot."""
     aggregation = query.count(alias="n")
     if timeout is None:
-        [[result]] = aggregation.get()
+        [[result]] = aggregation.get(read_time=read_time)
     else:
-        [[result]] = aggregation.get(retry=bounded_retry(timeout), timeout=timeout)
-    return int(result.value)
+        retry = bounded_retry(timeout)
+        [[result]] = aggregation.get(retry=retry, timeout=timeout, read_time=read_time)
+    return int(result.value), result.read_time

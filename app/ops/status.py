@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import FieldFilter
 
 from app.domain import EventStatus
-from app.ops.scan import count, pages
+from app.ops.scan import count, count_at, pages
 from app.relay.leases import LeaseStore
 from app.relay.unscheduled import find_unscheduled
 
@@ -96,16 +96,18 @@ def read_status(
 def count_by_status(
     db: Client, collection: str, *, deadline: float | None = None
 ) -> dict[str, int]:
-    """Events per status, by aggregation queries (one read per 1,000 events counted); all
-    done by `deadline` (`time.monotonic()`), when given."""
+    """Events per status, by aggregation queries (one read per 1,000 events counted), all at
+    the first one's read time: one snapshot, so an event settled between two counts is not
+    counted twice (PENDING, then PROCESSED) or missed. All done by `deadline`
+    (`time.monotonic()`), when given."""
     events = db.collection(collection)
-    return {
-        status.value: count(
-            events.where(filter=FieldFilter("status", "==", status.value)),
-            timeout=None if deadline is None else _left(deadline),
-        )
-        for status in EventStatus
-    }
+    counts: dict[str, int] = {}
+    read_time = None
+    for status in EventStatus:
+        query = events.where(filter=FieldFilter("status", "==", status.value))
+        timeout = None if deadline is None else _left(deadline)
+        counts[status.value], read_time = count_at(query, read_time, timeout=timeout)
+    return counts
 
 
 def _left(deadline: float) -> float:
