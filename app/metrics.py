@@ -102,6 +102,40 @@ _summary_counters = {
 }
 
 
+class AttemptMetrics:
+    """The per-attempt measurements of one publisher and destination: `attributes` are its
+    `messaging.system` and `messaging.destination.name`. The attribute sets are built once
+    per outcome, not once per attempt (the relay records one per event)."""
+
+    def __init__(self, attributes: Mapping[str, str]) -> None:
+        self._attributes = dict(attributes)
+        self._keys: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._timed: dict[str | None, dict[str, str]] = {}
+
+    def record(
+        self, outcome: str, error_type: str | None, seconds: float, lag_seconds: float | None
+    ) -> None:
+        """One attempt: its outcome, `error.type` unless delivered, the publish's duration,
+        and its commit-to-delivery lag when it was delivered."""
+        key = self._keys.get(outcome)
+        if key is None:
+            key = self._keys[outcome] = (*self._attributes.items(), ("outcome", outcome))
+        _attempts.add(key)
+        timed = self._timed.get(error_type)
+        if timed is None:
+            timed = {**self._attributes, "messaging.operation.name": "send"}
+            if error_type is not None:
+                timed["error.type"] = error_type
+            if len(self._timed) < _MAX_ERROR_TYPES:  # error types are few; bounded anyway
+                self._timed[error_type] = timed
+        _duration.record(seconds, timed)
+        if lag_seconds is not None:
+            _lag.record(max(0.0, lag_seconds), self._attributes)
+
+
+_MAX_ERROR_TYPES = 64
+
+
 def record_attempt(
     attributes: Mapping[str, str],
     outcome: str,
@@ -109,24 +143,15 @@ def record_attempt(
     seconds: float,
     lag_seconds: float | None,
 ) -> None:
-    """One delivery attempt: `attributes` are the publisher's (`messaging.system`,
-    `messaging.destination.name`); `lag_seconds` only when it was delivered."""
-    _attempts.add((*attributes.items(), ("outcome", outcome)))
-    timed = {**attributes, "messaging.operation.name": "send"}
-    if error_type is not None:
-        timed["error.type"] = error_type
-    _duration.record(seconds, timed)
-    if lag_seconds is not None:
-        _lag.record(max(0.0, lag_seconds), attributes)
+    """One delivery attempt (`AttemptMetrics.record`), for a caller without an
+    `AttemptMetrics` of its own."""
+    AttemptMetrics(attributes).record(outcome, error_type, seconds, lag_seconds)
 
 
 _channel_breaks = _meter.create_counter(
     "outbox.channel.breaks",
     unit="{run}",
     description="Runs stopped by the circuit breaker: the channel, not an event, is broken",
-)
-_consumed = _meter.create_counter(
-    "inbox.deliveries", unit="{delivery}", description="Deliveries a consumer answered, by verdict"
 )
 
 
@@ -138,25 +163,6 @@ def record_run(summary: Mapping[str, Any]) -> None:
             counter.add(value)
     if summary.get("stoppedBy") == "channel":
         _channel_breaks.add(1, {"error.type": str(summary.get("channel") or "channel")})
-
-
-_idempotency = _meter.create_counter(
-    "idempotency.requests",
-    unit="{request}",
-    description="Keyed requests at the front door, by outcome",
-)
-
-
-def record_idempotency(outcome: str) -> None:
-    """One keyed request's outcome at the front door: `hit` (every checked key), `replay`,
-    `conflict`, `in_progress`, `lock_lost` (the design note's `idempotency_<outcome>_total`)."""
-    _idempotency.add(1, {"outcome": outcome})
-
-
-def record_consumed(consumer: str, verdict: str) -> None:
-    """One delivery a consumer answered: `applied`, `duplicate`, `in_progress`, `parked`,
-    `ignored`, `rejected` (refused: signature, malformed) or `failed` (answered 5xx)."""
-    _consumed.add(1, {"messaging.consumer.group.name": consumer, "verdict": verdict})
 
 
 class BacklogGauges:

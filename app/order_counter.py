@@ -22,10 +22,10 @@ from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
 from app import consumer_wire as wire
+from app.consumer_metrics import record_consumed
 from app.firestore_limits import check_document_id
 from app.inbox import Inbox, Verdict
 from app.logs import log_event
-from app.metrics import record_consumed
 from app.receiver import Answer, Received
 from app.receiver_config import (
     DEFAULT_CONSUMER,

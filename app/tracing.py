@@ -3,9 +3,10 @@ the application, or `app.telemetry`, installs an SDK).
 
 - `creation_context()`: the current trace context as W3C `traceparent`/`tracestate`, which
   `uow.outbox.add` stores on the event document (its creation context).
-- `publish_span()`: the relay's PRODUCER span, a child of that stored context, named and
-  attributed per the OpenTelemetry messaging conventions (`send <destination>`); the delivery
-  carries the span's own context (the CloudEvents distributed-tracing extension).
+- `PublishSpans.span()` (`publish_span()`): the relay's PRODUCER span, a child of that stored
+  context, named and attributed per the OpenTelemetry messaging conventions
+  (`send <destination>`); the delivery carries the span's own context (the CloudEvents
+  distributed-tracing extension).
 - `process_span()`: a consumer's CONSUMER span, a child of what the delivery carried.
 - `server_span()`: the order API's SERVER span for `POST /orders`, where the trace starts.
 
@@ -19,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from opentelemetry import context as context_api
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import (
@@ -59,28 +61,82 @@ def messaging_system(publisher: str) -> str:
     return _SYSTEMS.get(publisher, publisher)
 
 
-@contextmanager
+class PublishSpans:
+    """The relay's PRODUCER spans to one destination: the name and the attributes that every
+    attempt shares are built once, not once per attempt."""
+
+    def __init__(self, system: str, destination: str) -> None:
+        self._name = f"send {destination}" if destination else "send"
+        self._attributes: dict[str, AttributeValue] = {
+            "messaging.system": system,
+            "messaging.destination.name": destination,
+            "messaging.operation.name": "send",
+            "messaging.operation.type": "send",
+        }
+        self._tracer: trace.Tracer | None = None
+
+    def _sdk_tracer(self) -> trace.Tracer | None:
+        """The installed provider's own tracer, once there is one (a provider is set once
+        per process), rather than the API's proxy, which forwards every call to it."""
+        provider = trace.get_tracer_provider()
+        if isinstance(provider, trace.ProxyTracerProvider):
+            return None
+        self._tracer = provider.get_tracer("firestore-outbox")
+        return self._tracer
+
+    def span(self, event_id: str, created: Mapping[str, Any], attempt: int) -> _Attempt:
+        """A PRODUCER span for one delivery attempt, child of the event's creation context
+        `created`; as a context manager, yields the span and the trace fields the delivery
+        must carry, the span current meanwhile (an instrumented HTTP client's span is its
+        child)."""
+        parent = _remote_parent(created)
+        tracer = self._tracer or self._sdk_tracer()
+        if tracer is None:
+            # No SDK: no span of our own, nothing built. The stored context passes on as it
+            # is, so that a traced consumer still joins the producer's trace.
+            return _Attempt(trace.get_current_span(parent), current=False)
+        attributes = {
+            **self._attributes,
+            "messaging.message.id": event_id,
+            "firestore_outbox.attempt": attempt,
+        }
+        span = tracer.start_span(
+            self._name, context=parent, kind=SpanKind.PRODUCER, attributes=attributes
+        )
+        return _Attempt(span, current=True)
+
+
+class _Attempt:
+    """`PublishSpans.span`'s context manager: a class, not `start_as_current_span`'s three
+    nested generators, as it runs once per delivery attempt."""
+
+    __slots__ = ("_current", "_span", "_token")
+
+    def __init__(self, span: Span, *, current: bool) -> None:
+        self._span, self._current = span, current
+        self._token: object = None
+
+    def __enter__(self) -> tuple[Span, dict[str, str]]:
+        if self._current:
+            self._token = context_api.attach(trace.set_span_in_context(self._span))
+        return self._span, _carried(self._span.get_span_context())
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
+        if not self._current:
+            return
+        context_api.detach(self._token)  # type: ignore[arg-type]
+        if isinstance(exc, Exception):  # as `use_span` does: the span says why it ended
+            self._span.record_exception(exc)
+            self._span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        self._span.end()
+
+
 def publish_span(
     system: str, destination: str, event_id: str, created: Mapping[str, Any], attempt: int
-) -> Iterator[tuple[Span, dict[str, str]]]:
-    """A PRODUCER span for one delivery attempt, child of the event's creation context
-    `created`; yields the span and the trace fields the delivery must carry."""
-    parent = _remote_parent(created)
-    attributes: dict[str, AttributeValue] = {
-        "messaging.system": system,
-        "messaging.destination.name": destination,
-        "messaging.operation.name": "send",
-        "messaging.operation.type": "send",
-        "messaging.message.id": event_id,
-        "firestore_outbox.attempt": attempt,
-    }
-    name = f"send {destination}" if destination else "send"
-    with _tracer.start_as_current_span(
-        name, context=parent, kind=SpanKind.PRODUCER, attributes=attributes
-    ) as span:
-        # Without an SDK the span is the stored context itself (non-recording): passed on as
-        # it is, so a traced consumer still joins the producer's trace.
-        yield span, _carried(span.get_span_context())
+) -> _Attempt:
+    """One attempt's PRODUCER span (`PublishSpans.span`), for a caller without a
+    `PublishSpans` of its own."""
+    return PublishSpans(system, destination).span(event_id, created, attempt)
 
 
 # Formatted and parsed here rather than by the propagator: this runs once per delivery
@@ -120,13 +176,13 @@ def _carried(context: SpanContext) -> dict[str, str]:
 
 
 def record_outcome(span: Span, outcome: str, error_type: str | None) -> None:
-    """Mark a publish span with the attempt's outcome; `error.type` on anything undelivered."""
-    if not span.is_recording():
+    """Mark the publish span of an attempt not delivered (`error_type` set): its outcome,
+    `error.type` and error status. A delivered attempt's span is left as it is: no error
+    status means delivered, and one attribute less is written per delivery."""
+    if error_type is None or not span.is_recording():
         return
-    span.set_attribute("firestore_outbox.outcome", outcome)
-    if error_type is not None:
-        span.set_attribute("error.type", error_type)
-        span.set_status(Status(StatusCode.ERROR))
+    span.set_attributes({"firestore_outbox.outcome": outcome, "error.type": error_type})
+    span.set_status(Status(StatusCode.ERROR))
 
 
 @contextmanager

@@ -44,22 +44,29 @@ def drain_relay(db: Any, settings: Settings, spec: dict[str, Any]) -> Counter[st
             return totals
 
 
-def install_telemetry() -> None:
+def install_telemetry(signals: str = "all") -> None:
     """The OpenTelemetry SDK with nothing exported: every span recorded and dropped, every
-    measurement aggregated in memory (the cost of tracing and metrics, not of a network)."""
+    measurement aggregated in memory (the cost of tracing and metrics, not of a network).
+    `signals`: `traces`, `metrics` or `all`."""
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider
 
-    trace.set_tracer_provider(TracerProvider())
-    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+    if signals in ("traces", "all"):
+        trace.set_tracer_provider(TracerProvider())
+    if signals in ("metrics", "all"):
+        metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
-    if spec.get("telemetry"):
-        install_telemetry()
+    if spec.get("telemetry"):  # true (both signals), or one signal by name
+        install_telemetry("all" if spec["telemetry"] is True else spec["telemetry"])
+    if spec.get("account"):  # bench_tracing.py: the CPU time of the per-attempt telemetry
+        from telemetry_account import account
+
+        telemetry = account()
     settings = Settings(project_id=spec["project"], emulator_host=spec["emulator"])
     if spec.get("seed"):  # on a client of its own: not metered
         seed(Settings(project_id=spec["project"], emulator_host=spec["seedEmulator"]), spec["seed"])
@@ -84,6 +91,8 @@ def main() -> None:
         "rpcs": {k[4:]: v for k, v in ops.items() if k.startswith("rpc:")},
         "summary": dict(totals),
     }
+    if spec.get("account"):
+        result["telemetrySeconds"] = telemetry.seconds
     print(json.dumps(result), flush=True)
     db.close()
 

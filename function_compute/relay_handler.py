@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from app.config import Settings
@@ -18,6 +19,8 @@ from app.configuration import Configuration
 from app.errors import ConfigError, OutboxError
 from app.firestore_client import get_db_client
 from app.logs import configure_logging, log_event
+from app.metrics import BacklogGauges
+from app.ops.status import backlog_reader
 from app.relay import Relay, RelayConfig
 from app.relay.fan_out import is_fan_out
 from app.telemetry import configure_telemetry, flush
@@ -26,6 +29,9 @@ logger = logging.getLogger("firestore_outbox.relay")
 
 _lock = threading.Lock()
 _cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
+# What the backlog gauges read: the current configuration's outbox (set with the relay).
+_backlog: list[Callable[[], tuple[dict[str, int], float | None]]] = []
+_gauges: list[BacklogGauges] = []  # registered once per process
 
 
 def initialize(context: Any) -> None:
@@ -57,13 +63,16 @@ def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str,
     started = time.monotonic()
     configure_logging(configuration.secrets())
     try:
-        configure_telemetry()
+        exporting = configure_telemetry()
     except ConfigError as exc:  # delivering matters more than tracing it: say so, go on
+        exporting = False
         log_event(logger, logging.ERROR, "relay.telemetry_not_configured", str(exc))
     trigger = _trigger(event)
     request_id = getattr(context, "request_id", None)
     try:
         relay = _relay(configuration)
+        if exporting:
+            _register_gauges()
     except OutboxError as exc:
         summary: dict[str, Any] = {
             "status": "error",
@@ -96,11 +105,30 @@ def _relay(configuration: Configuration) -> Relay:
     with _lock:
         if _cached is None or _cached[0] != (settings, config):
             logging.getLogger().setLevel(settings.log_level)
-            relay = Relay(get_db_client(settings), settings, config)
+            db = get_db_client(settings)
+            relay = Relay(db, settings, config)
             stale, _cached = _cached, ((settings, config), relay)
+            _backlog[:] = [
+                backlog_reader(
+                    db,
+                    settings.outbox_collection,
+                    lock_timeout_seconds=config.lock_timeout_seconds,
+                    timeout=settings.firestore_timeout_seconds,
+                )
+            ]
             if stale is not None:
                 stale[1].close()
         return _cached[1]
+
+
+def _register_gauges() -> None:
+    """The backlog gauges, once per process. Their callbacks run only when the metrics are
+    collected (the flush before the handler returns, or the export interval), never during
+    the run: one reading (six aggregation queries within the Firestore deadline) per
+    collection; a reading that fails or runs out of time is a gap in the series."""
+    with _lock:
+        if not _gauges:
+            _gauges.append(BacklogGauges(lambda: _backlog[0]()))
 
 
 def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from google.api_core.exceptions import GoogleAPIError
 
+from app.consumer_metrics import record_idempotency, record_processing
 from app.errors import CommitFailed, OutboxError
 from app.idempotency.answers import Answer
 from app.idempotency.crypto import AnswerUnreadable
@@ -21,7 +23,6 @@ from app.idempotency.keys import InvalidKey, InvalidTenant, parse_key, parse_ten
 from app.idempotency.problems import problem
 from app.idempotency.registry import InProgress, KeyRegistry, Lock, Mismatch, Replay
 from app.logs import log_event
-from app.metrics import record_idempotency
 
 if TYPE_CHECKING:
     from app.uow import FirestoreUnitOfWork
@@ -43,6 +44,7 @@ class Claim:
     registry: KeyRegistry
     lock: Lock
     queued: bool = field(default=False)
+    started: float = field(default_factory=time.monotonic)  # when the lock was taken
 
     def complete_in(self, uow: FirestoreUnitOfWork, answer: Answer) -> None:
         """Store `answer` in the same batch as the writes on `uow`."""
@@ -134,21 +136,32 @@ class FrontDoor:
     def leave(self, claim: Claim, answer: Answer | None, error: BaseException | None) -> Answer:
         """What the client gets once the app answered (or raised), and the key's fate: kept
         with the business writes, stored now (below 400), or released (anything else)."""
+        answered, outcome = self._settle(claim, answer, error)
+        record_processing(time.monotonic() - claim.started, outcome)
+        return answered
+
+    def _settle(
+        self, claim: Claim, answer: Answer | None, error: BaseException | None
+    ) -> tuple[Answer, str]:
+        """`leave`'s answer, and what became of the key: `stored`, `released`, `lock_lost`."""
         if isinstance(error, LockLost):
             self.count("lock_lost")
-            return _busy("this request's key was taken over by a retry; retry to get its answer")
+            busy = _busy("this request's key was taken over by a retry; retry to get its answer")
+            return busy, "lock_lost"
         if error is not None or answer is None:
             logger.error("the application failed; the idempotency key is released", exc_info=error)
             self.registry.release(claim.lock)
-            return problem(500, "internal-error", "Internal error", "the request failed; retry it")
+            detail = "the request failed; retry it"
+            return problem(500, "internal-error", "Internal error", detail), "released"
         if claim.queued and answer.status < 500:
-            return answer  # stored with the business writes
+            return answer, "stored"  # stored with the business writes
         if answer.status < 400 and not claim.queued:
             if not self.registry.complete(claim.lock, answer):
                 self.count("lock_lost")
-            return answer
+                return answer, "lock_lost"
+            return answer, "stored"
         self.registry.release(claim.lock)
-        return answer
+        return answer, "released"
 
     def count(self, what: str) -> None:
         """Count an outcome and log the running total (`idempotency_<what>_total`)."""

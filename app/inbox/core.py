@@ -34,6 +34,7 @@ from google.api_core.retry import Retry
 from google.cloud import firestore
 
 from app import cas
+from app.consumer_metrics import record_heal
 from app.errors import InvalidInput
 from app.inbox.failures import contended, firestore_failure, logged_instead
 from app.inbox.records import InboxStatus as Status
@@ -110,14 +111,18 @@ class Inbox:
             blocked = records.blocked(snapshot)
             if blocked is not None:
                 return blocked
-            attempts = records.next_attempt(snapshot)
+            stuck, attempts = records.stuck(snapshot), records.next_attempt(snapshot)
             if attempts > records.max_attempts:
-                self._write_if_unchanged(ref, snapshot.update_time, records.abandoned(snapshot))
+                parked = records.abandoned(snapshot)
+                if self._write_if_unchanged(ref, snapshot.update_time, parked) and stuck:
+                    record_heal(self.consumer, "park")
                 return Result(Verdict.PARKED, attempts=attempts - 1)
             takeover = records.leased(source, event_id, attempts, new=False)
             leased_at = self._write_if_unchanged(ref, snapshot.update_time, takeover)
             if leased_at is None:  # another delivery took it first
                 return Result(Verdict.IN_PROGRESS, attempts=attempts, retry_after=1.0)
+            if stuck:
+                record_heal(self.consumer, "takeover")
         try:
             value = effect()
         except Exception as exc:
@@ -142,6 +147,7 @@ class Inbox:
         """
         ref, records = self.record(source, event_id), self._records
         raised: list[Exception] = []
+        stuck: list[bool] = [False]  # whether the run that counted took over a stuck record
 
         @firestore.transactional
         def attempt(transaction: Transaction) -> Result[T]:
@@ -149,7 +155,7 @@ class Inbox:
             blocked = records.blocked(snapshot)
             if blocked is not None:
                 return blocked
-            attempts = records.next_attempt(snapshot)
+            attempts, stuck[0] = records.next_attempt(snapshot), records.stuck(snapshot)
             try:
                 value = effect(transaction)
             except Exception as exc:
@@ -172,6 +178,8 @@ class Inbox:
                 if raised and raised[0] is exc:
                     with logged_instead(event_id):
                         self._record_failure(ref, source, event_id, exc)
+                    if stuck[0]:
+                        record_heal(self.consumer, "takeover")
                     raise
                 if not contended(exc) or time.monotonic() > give_up_at:
                     raise  # Firestore's own failure: not the effect's, so not counted
@@ -179,6 +187,8 @@ class Inbox:
                 # spread them out, and the winner's SUCCEEDED turns the others into DUPLICATE.
                 time.sleep(random.uniform(0, 0.05 * 2 ** min(round, 5)))
                 continue
+            if stuck[0] and result.verdict is Verdict.APPLIED:
+                record_heal(self.consumer, "takeover")
             return result
         raise AssertionError("unreachable")
 

@@ -73,6 +73,11 @@ class Records:
                 return Result(Verdict.IN_PROGRESS, attempts=attempts, retry_after=left)
         return None
 
+    def stuck(self, snapshot: DocumentSnapshot[Any]) -> bool:
+        """PROCESSING and not `blocked`: its consumer died and the lease expired, so this
+        delivery heals it (takes it over, or parks it at the bound)."""
+        return snapshot.exists and snapshot.get("status") == InboxStatus.PROCESSING.value
+
     def next_attempt(self, snapshot: DocumentSnapshot[Any]) -> int:
         return int(snapshot.get("attempts")) + 1 if snapshot.exists else 1
 

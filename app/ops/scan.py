@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterator
 from typing import Any
+
+from app.deadline import bounded_retry
 
 # Firestore commits at most 500 writes at once; pages of that size feed one write each.
 PAGE_SIZE = 500
@@ -35,7 +38,21 @@ def pages(
             left -= len(page)
 
 
-def count(query: Any) -> int:
-    """How many documents `query` matches: one aggregation, billed one read per 1,000."""
-    [[result]] = query.count(alias="n").get()
-    return int(result.value)
+def count(query: Any, *, timeout: float | None = None) -> int:
+    """How many documents `query` matches: one aggregation, billed one read per 1,000;
+    within `timeout` seconds, transient errors retried, when given (else the client's)."""
+    return count_at(query, None, timeout=timeout)[0]
+
+
+def count_at(
+    query: Any, read_time: datetime.datetime | None, *, timeout: float | None = None
+) -> tuple[int, datetime.datetime]:
+    """`count` at `read_time` (None: now), and the read time it counted at: several counts
+    at one read time see one consistent snapshot."""
+    aggregation = query.count(alias="n")
+    if timeout is None:
+        [[result]] = aggregation.get(read_time=read_time)
+    else:
+        retry = bounded_retry(timeout)
+        [[result]] = aggregation.get(retry=retry, timeout=timeout, read_time=read_time)
+    return int(result.value), result.read_time

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import FieldFilter
 
 from app.domain import EventStatus
-from app.ops.scan import count, pages
+from app.ops.scan import count, count_at, pages
 from app.relay.leases import LeaseStore
 from app.relay.unscheduled import find_unscheduled
 
@@ -92,13 +93,29 @@ def read_status(
     )
 
 
-def count_by_status(db: Client, collection: str) -> dict[str, int]:
-    """Events per status, by aggregation queries (one read per 1,000 events counted)."""
+def count_by_status(
+    db: Client, collection: str, *, deadline: float | None = None
+) -> dict[str, int]:
+    """Events per status, by aggregation queries (one read per 1,000 events counted), all at
+    the first one's read time: one snapshot, so an event settled between two counts is not
+    counted twice (PENDING, then PROCESSED) or missed. All done by `deadline`
+    (`time.monotonic()`), when given."""
     events = db.collection(collection)
-    return {
-        status.value: count(events.where(filter=FieldFilter("status", "==", status.value)))
-        for status in EventStatus
-    }
+    counts: dict[str, int] = {}
+    read_time = None
+    for status in EventStatus:
+        query = events.where(filter=FieldFilter("status", "==", status.value))
+        timeout = None if deadline is None else _left(deadline)
+        counts[status.value], read_time = count_at(query, read_time, timeout=timeout)
+    return counts
+
+
+def _left(deadline: float) -> float:
+    """Seconds left before `deadline`; a `TimeoutError` when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the backlog reading ran out of time")
+    return left
 
 
 def oldest_waiting(
@@ -119,15 +136,19 @@ def backlog_reader(
 ) -> Callable[[], tuple[dict[str, int], float | None]]:
     """What `app.metrics.BacklogGauges` reads: events per status and how many seconds the
     oldest eligible event has waited (None: none is due), as `outbox status` counts them
-    (without its scan for unscheduled events)."""
-    store = LeaseStore(db, collection, timeout=timeout)
+    (without its scan for unscheduled events). A reading's six queries are all done within
+    `timeout` seconds (the Firestore deadline), or it raises."""
 
     def read() -> tuple[dict[str, int], float | None]:
+        deadline = time.monotonic() + timeout
+        counts = count_by_status(db, collection, deadline=deadline)
         now = datetime.datetime.now(datetime.timezone.utc)
         expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
+        # The two lease queries share what is left of the deadline.
+        store = LeaseStore(db, collection, timeout=_left(deadline) / 2)
         waiting = oldest_waiting(store, now, expired_before)
         age = max(waiting)[0].total_seconds() if waiting else None
-        return count_by_status(db, collection), age
+        return counts, age
 
     return read
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from app.logs import configured_secrets, log_event
-from app.metrics import record_attempt
+from app.metrics import AttemptMetrics
 from app.relay.config import SETTLE_ALLOWANCE_SECONDS, RelayConfig
 from app.relay.events import rfc3339
 from app.relay.http import url_secrets
@@ -21,7 +21,7 @@ from app.relay.publishers import (
     bounded_error,
     error_class,
 )
-from app.tracing import messaging_system, publish_span, record_outcome
+from app.tracing import PublishSpans, messaging_system, record_outcome
 
 if TYPE_CHECKING:
     from app.relay.pipeline import Pipeline
@@ -37,12 +37,11 @@ class Attempts:
         self._publisher = publisher
         self._source = source
         self._config = config
-        self._system = messaging_system(config.publisher)
-        self._destination = destination_of(config)
-        self._labels = {
-            "messaging.system": self._system,
-            "messaging.destination.name": self._destination,
-        }
+        system, destination = messaging_system(config.publisher), destination_of(config)
+        self._spans = PublishSpans(system, destination)
+        self._metrics = AttemptMetrics(
+            {"messaging.system": system, "messaging.destination.name": destination}
+        )
         # A publisher's exception text goes to `lastError`: masked like every other error.
         self._secrets = [
             *configured_secrets(),
@@ -66,9 +65,7 @@ class Attempts:
             return None
         event = lease.event
         created = {"traceparent": event.traceparent, "tracestate": event.tracestate}
-        with publish_span(
-            self._system, self._destination, event.event_id, created, lease.attempt
-        ) as (span, carried):
+        with self._spans.span(event.event_id, created, lease.attempt) as (span, carried):
             delivery = Delivery(
                 event_id=event.event_id,
                 event_type=event.event_type,
@@ -88,7 +85,7 @@ class Attempts:
             error_type = None if delivered else error_class(result)
             record_outcome(span, result.outcome.value, error_type)
         lag = time.time() - event.created_at.timestamp() if delivered else None
-        record_attempt(self._labels, result.outcome.value, error_type, seconds, lag)
+        self._metrics.record(result.outcome.value, error_type, seconds, lag)
         run.breaker.record(result)
         return result
 

@@ -70,8 +70,8 @@ def test_one_trace_from_create_new_order_to_the_receivers_processing(
         "messaging.operation.type": "send",
         "messaging.message.id": stored["eventId"],
         "firestore_outbox.attempt": 1,
-        "firestore_outbox.outcome": "delivered",
-    }
+    }  # delivered: no outcome attribute, no error status
+    assert send.status.status_code is StatusCode.UNSET
     assert dict(process.attributes or {}) == {
         "messaging.operation.name": "process",
         "messaging.operation.type": "process",
@@ -101,6 +101,7 @@ def test_a_failed_attempt_is_an_error_span_and_each_attempt_its_own_span(
         assert span.parent is None  # no creation context: the publish starts the trace
         assert span.status.status_code is StatusCode.ERROR
         assert span.attributes["error.type"] == "HTTP 503"  # type: ignore[index]
+        assert span.attributes["firestore_outbox.outcome"] == "retry"  # type: ignore[index]
     carried = {ids(r.headers["traceparent"])[1] for r in requests}
     assert carried == {span.context.span_id for span in sends}
 
