@@ -13,6 +13,9 @@ written, and the relay's summary counts summed over its runs.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -56,6 +59,23 @@ def install_telemetry() -> None:
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 
 
+def profiler() -> subprocess.Popen[bytes] | None:
+    """With BENCH_PROFILE=dir, py-spy sampling every thread of this process into
+    dir/relay-PID.txt (collapsed stacks, for a flame graph); its figures are then slowed by
+    the sampling: for finding where the CPU goes, not for ratios."""
+    into = os.environ.get("BENCH_PROFILE")
+    if not into:
+        return None
+    out = os.path.join(into, f"relay-{os.getpid()}.txt")
+    spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    command = [spy, "record", "--pid", str(os.getpid()), "--format", "raw", "-o", out]
+    process = subprocess.Popen(
+        [*command, "--rate", "250", "--nonblocking"], stdout=sys.stderr, stderr=sys.stderr
+    )
+    time.sleep(1.0)  # attached before the drain starts
+    return process
+
+
 def main() -> None:
     spec = json.loads(sys.argv[1])
     if spec.get("telemetry"):
@@ -67,12 +87,16 @@ def main() -> None:
     counts = meter(db)
     print(json.dumps({"ready": True, "app": app.__file__}), flush=True)
     sys.stdin.readline()
+    spy = profiler()
     started, cpu = time.time(), time.process_time()
     if spec["runner"] == "reference":
         totals = Counter(processed=run_reference(db, settings.outbox_collection, spec["url"]))
     else:
         totals = drain_relay(db, settings, spec)
     cpu, ended = time.process_time() - cpu, time.time()
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=60)
     ops = counts.snapshot()
     result = {
         "started": started,
