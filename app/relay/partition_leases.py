@@ -60,6 +60,9 @@ class PartitionLeases:
         self.collection = db.collection(collection)
         self.count = count
         self.duration = duration
+        # Partition -> its lease document's update time and expiry (None: free), as last
+        # read or written by this object.
+        self._known: dict[int, tuple[datetime.datetime, datetime.datetime | None]] = {}
 
     def claim(
         self, holder: str, want: int, *, skip: Iterable[int] = (), rng: random.Random
@@ -77,33 +80,57 @@ class PartitionLeases:
             if held:
                 return held
             skipped.update(n for n, _ in free)  # taken by others just now
+            for n, _ in free:
+                self._known.pop(n, None)
         return []
 
     def _free(
         self, skipped: set[int], want: int, rng: random.Random
     ) -> list[tuple[int, datetime.datetime]]:
-        # Only the partitions it may claim: a run visiting them all reads each lease once.
+        # Each lease document is read once per PartitionLeases (one per run), when a claim
+        # first needs it; later claims go by what was read, written or created since.
+        # Acting on an old reading is safe: the claim is conditional on that update time,
+        # so a lease changed meanwhile is refused (and forgotten, to be read again).
         wanted = [n for n in range(self.count) if n not in skipped]
-        refs = [self.collection.document(str(n)) for n in wanted]
-        snapshots = self._read(refs)
-        if any(n not in snapshots or not snapshots[n].exists for n in wanted):
-            self._create_missing(snapshots)
-            snapshots = self._read(refs)
+        self._look([n for n in wanted if n not in self._known])
         now = self._store.clock.earliest()
+        if not self._pick(wanted, want, now):
+            # Perhaps released meanwhile: only the leases seen held by others are read again.
+            self._look([n for n in wanted if n in self._known])
         start = rng.randrange(self.count)
+        order = [(start + step) % self.count for step in range(self.count)]
+        free = self._pick([n for n in order if n not in skipped], want, now)
+        return [(n, self._known[n][0]) for n in free]
+
+    def _pick(self, partitions: list[int], want: int, now: datetime.datetime) -> list[int]:
+        """Up to `want` of `partitions` known free or surely expired."""
         free = []
-        for step in range(self.count):
-            n = (start + step) % self.count
-            snapshot = snapshots.get(n)
-            if n in skipped or snapshot is None or not snapshot.exists:
-                continue
-            expires = snapshot.get("expiresAt")
-            if isinstance(expires, datetime.datetime) and expires > now:
-                continue  # held by someone, not surely expired
-            free.append(snapshot)
+        for n in partitions:
+            known = self._known.get(n)
+            if known is None or (known[1] is not None and known[1] > now):
+                continue  # not known, or held by someone, not surely expired
+            free.append(n)
             if len(free) >= want:
                 break
-        return [(int(s.id), s.update_time) for s in free]
+        return free
+
+    def _look(self, partitions: list[int]) -> None:
+        """Read the lease documents of `partitions` (creating the missing ones)."""
+        if not partitions:
+            return
+        snapshots = self._read([self.collection.document(str(n)) for n in partitions])
+        missing = []
+        for n in partitions:
+            snapshot = snapshots.get(n)
+            if snapshot is None or not snapshot.exists:
+                missing.append(n)
+                self._known.pop(n, None)
+                continue
+            expires = snapshot.get("expiresAt")
+            expiry = expires if isinstance(expires, datetime.datetime) else None
+            self._known[n] = (snapshot.update_time, expiry)
+        if missing:
+            self._create_missing(missing)
 
     def renew(self, held: Sequence[HeldPartition], holder: str) -> list[HeldPartition]:
         """Extend the leases still held; a lease lost meanwhile is left out of the answer."""
@@ -126,7 +153,11 @@ class PartitionLeases:
             )
             for h in held
         ]
-        self._store.write(changes)
+        for h, written in zip(held, self._store.write(changes), strict=True):
+            if written.applied and written.update_time is not None:
+                self._known[h.partition] = (written.update_time, None)
+            else:
+                self._known.pop(h.partition, None)
 
     def _hold(
         self, partitions: Sequence[tuple[int, datetime.datetime]], holder: str
@@ -145,6 +176,9 @@ class PartitionLeases:
         for (n, _), written in zip(partitions, self._store.write(changes), strict=True):
             if written.applied and written.update_time is not None:
                 held.append(HeldPartition(n, written.update_time, sent_at + self.duration))
+                self._known[n] = (written.update_time, expires)
+            else:
+                self._known.pop(n, None)
         return held
 
     def _read(self, refs: list[Any]) -> dict[int, Any]:
@@ -154,21 +188,21 @@ class PartitionLeases:
             self._store.clock.observe(snapshot.read_time, sent_at)
         return snapshots
 
-    def _create_missing(self, snapshots: dict[int, object]) -> None:
-        # Once per deployment: a free lease document for each partition nobody created yet.
-        for n in range(self.count):
-            snapshot = snapshots.get(n)
-            if snapshot is None or not getattr(snapshot, "exists", False):
-                with contextlib.suppress(google_exceptions.Conflict):  # created by another
-                    self.collection.document(str(n)).create(
-                        {
-                            "partition": n,
-                            "holder": None,
-                            "expiresAt": None,
-                            "updatedAt": SERVER_TIMESTAMP,
-                        },
-                        timeout=self._timeout,
-                    )
+    def _create_missing(self, partitions: list[int]) -> None:
+        # Once per deployment: a free lease document for each partition nobody created yet;
+        # the create's update time is as good as a read (one created by another is read).
+        for n in partitions:
+            with contextlib.suppress(google_exceptions.Conflict):  # created by another
+                result = self.collection.document(str(n)).create(
+                    {
+                        "partition": n,
+                        "holder": None,
+                        "expiresAt": None,
+                        "updatedAt": SERVER_TIMESTAMP,
+                    },
+                    timeout=self._timeout,
+                )
+                self._known[n] = (result.update_time, None)
 
     @property
     def _timeout(self) -> float:
