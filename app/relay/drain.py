@@ -120,11 +120,16 @@ class PartitionDrain:
         def work() -> bool:  # something for this loop: a page came back, or room to read
             if reads.arrived():
                 return True
-            # Read ahead while what was read is being published, within a bound of memory.
+            # Read ahead while what was read is being published, within a bound of memory:
+            # the next page of a partition held as soon as it came back (a page is a round
+            # trip or more away, longer than publishing half a batch takes across a cloud
+            # link); the next partitions only once fewer than half a batch is ready.
             aggregates, size = self.aggregates, self._config.batch_size
-            if aggregates.ready() >= size // 2 or aggregates.waiting() >= READ_AHEAD * size:
+            if aggregates.waiting() >= READ_AHEAD * size:
                 return False
-            return reads.can_send() or (not reads.open and not exhausted)
+            if reads.can_send():
+                return True
+            return aggregates.ready() < size // 2 and not reads.open and not exhausted
 
         while True:
             if stop := self._stopping(run):
