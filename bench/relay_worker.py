@@ -13,12 +13,16 @@ written, and the relay's summary counts summed over its runs.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 from collections import Counter
 from typing import Any
 
 from reference_loop import run_reference
+from thread_cpu import ThreadCpu
 from workloads import seed
 
 import app
@@ -59,6 +63,24 @@ def install_telemetry(signals: str = "all") -> None:
         metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 
 
+def profiler() -> subprocess.Popen[bytes] | None:
+    """With BENCH_PROFILE=dir, py-spy sampling the thread holding the GIL (where the CPU of
+    Python code goes) into
+    dir/relay-PID.txt (collapsed stacks, for a flame graph); its figures are then slowed by
+    the sampling: for finding where the CPU goes, not for ratios."""
+    into = os.environ.get("BENCH_PROFILE")
+    if not into:
+        return None
+    out = os.path.join(into, f"relay-{os.getpid()}.txt")
+    spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    command = [spy, "record", "--pid", str(os.getpid()), "--format", "raw", "-o", out]
+    process = subprocess.Popen(
+        [*command, "--gil", "--rate", "100", "--nonblocking"], stdout=sys.stderr, stderr=sys.stderr
+    )
+    time.sleep(1.0)  # attached before the drain starts
+    return process
+
+
 def main() -> None:
     spec = json.loads(sys.argv[1])
     if spec.get("telemetry"):  # true (both signals), or one signal by name
@@ -74,12 +96,19 @@ def main() -> None:
     counts = meter(db)
     print(json.dumps({"ready": True, "app": app.__file__}), flush=True)
     sys.stdin.readline()
+    spy = profiler()
+    threads = ThreadCpu()
+    threads.start()
     started, cpu = time.time(), time.process_time()
     if spec["runner"] == "reference":
         totals = Counter(processed=run_reference(db, settings.outbox_collection, spec["url"]))
     else:
         totals = drain_relay(db, settings, spec)
     cpu, ended = time.process_time() - cpu, time.time()
+    by_thread = threads.stop()
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=60)
     ops = counts.snapshot()
     result = {
         "started": started,
@@ -88,6 +117,7 @@ def main() -> None:
         "reads": ops.get("reads", 0),
         "billedReads": counts.billed_reads,
         "writes": ops.get("writes", 0),
+        "cpuByThread": by_thread,
         "rpcs": {k[4:]: v for k, v in ops.items() if k.startswith("rpc:")},
         "summary": dict(totals),
     }

@@ -201,4 +201,18 @@ def measures(
         "lostRacesPerEvent": per_event(summary["contended"] + summary["lostLeases"]),
         "rpcs": dict(rpcs),
         "relaySummary": dict(summary),
+        # Each relay's share: when it started and stopped (from the first start), what it
+        # settled and its CPU, to tell an uneven split or an idle tail from a slow relay.
+        "perRelay": [
+            {
+                "from": round(r["started"] - min(q["started"] for q in results), 3),
+                "to": round(r["ended"] - min(q["started"] for q in results), 3),
+                "processed": r["summary"].get("processed", 0),
+                "partitionsClaimed": r["summary"].get("partitionsClaimed", 0),
+                "runs": r["summary"].get("runs", 0),
+                "cpuSeconds": round(r["cpuSeconds"], 3),
+                "cpuByThread": r.get("cpuByThread", {}),
+            }
+            for r in results
+        ],
     }

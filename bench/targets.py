@@ -61,9 +61,10 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
 
 def targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Issue 14's "Measure" targets for the candidate relay; a figure the run lacks is left out."""
-    # The relay the targets are about: the last relay variant run other than today's.
+    # The relay the targets are about: the last relay variant run other than today's and
+    # other than one with the OpenTelemetry SDK on (`traced` measures tracing's cost).
     relays = [r["variant"] for r in rows if variant(r["variant"]).runner == "relay"]
-    newer = [name for name in relays if name != "today"]
+    newer = [name for name in relays if name != "today" and not variant(name).telemetry]
     candidate = newer[-1] if newer else relays[-1] if relays else None
     if candidate is None:
         return {}

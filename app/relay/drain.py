@@ -16,6 +16,7 @@ an aggregate is kept in memory (`app.relay.aggregates`).
 
 from __future__ import annotations
 
+import datetime
 import random
 import threading
 import time
@@ -67,6 +68,7 @@ class PartitionDrain:
         self._rng = rng
         self._holds_failed = config.ordering == "aggregate" and config.failed_head == "hold"
         self._anything_held = False
+        self._started: datetime.datetime | None = None
         self.aggregates = Aggregates(
             ordered=config.ordering == "aggregate", skip_failed=config.failed_head == "skip"
         )
@@ -84,6 +86,8 @@ class PartitionDrain:
         if self._fan_out is not None and (more := wanted(looked.open_events, self._config)):
             tally["fannedOut"] += self._fan_out.start(more, run.instance)
         held: dict[int, HeldPartition] = {}
+        # Partitions another invocation drains from now on are visited for this run too.
+        self._started = self._store.clock.latest()
         try:
             with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
                 return self._drain(run, held, set(looked.empty), pages)
@@ -116,11 +120,16 @@ class PartitionDrain:
         def work() -> bool:  # something for this loop: a page came back, or room to read
             if reads.arrived():
                 return True
-            # Read ahead while what was read is being published, within a bound of memory.
+            # Read ahead while what was read is being published, within a bound of memory:
+            # the next page of a partition held as soon as it came back (a page is a round
+            # trip or more away, longer than publishing half a batch takes across a cloud
+            # link); the next partitions only once fewer than half a batch is ready.
             aggregates, size = self.aggregates, self._config.batch_size
-            if aggregates.ready() >= size // 2 or aggregates.waiting() >= READ_AHEAD * size:
+            if aggregates.waiting() >= READ_AHEAD * size:
                 return False
-            return reads.can_send() or (not reads.open and not exhausted)
+            if reads.can_send():
+                return True
+            return aggregates.ready() < size // 2 and not reads.open and not exhausted
 
         while True:
             if stop := self._stopping(run):
@@ -145,7 +154,11 @@ class PartitionDrain:
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(
-            run.instance, self._config.partitions_per_claim, skip=visited, rng=self._rng
+            run.instance,
+            self._config.partitions_per_claim,
+            skip=visited,
+            rng=self._rng,
+            drained_since=self._started,
         )
         visited.update(h.partition for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
@@ -167,7 +180,8 @@ class PartitionDrain:
         for partition in lost:
             held.pop(partition, None)
         if finished:
-            self._leases.release([held.pop(p) for p in finished])
+            # Released as the drain goes (not at the run's end): nothing left to read there.
+            self._leases.release([held.pop(p) for p in finished], drained=not unsettled_too)
 
     def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
         renewed = self._leases.renew_due(held, run.instance)

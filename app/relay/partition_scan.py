@@ -69,10 +69,13 @@ def held_events(store: LeaseStore, partition: int, limit: int) -> Any:
     )
 
 
-def count_unpartitioned(store: LeaseStore, partitions: int) -> int:
+def count_unpartitioned(
+    store: LeaseStore, partitions: int, counted: tuple[int, datetime.datetime] | None = None
+) -> int:
     """Open events without a `partition` below `partitions` (none, or one written with
-    another count): two counts at one read time."""
-    total, read_time = store.count_at(_open(store), None)
+    another count): two counts at one read time; `counted`, the open events already counted
+    and the read time of that count, spares the first."""
+    total, read_time = counted or store.count_at(_open(store), None)
     partitioned, _ = store.count_at(
         _open(store)
         .where(filter=FieldFilter(PARTITION, ">=", 0))
@@ -96,11 +99,16 @@ class Healed:
 
 
 def heal_unpartitioned(
-    store: LeaseStore, partitions: int, *, scan_limit: int, page_size: int = 250
+    store: LeaseStore,
+    partitions: int,
+    *,
+    scan_limit: int,
+    page_size: int = 250,
+    counted: tuple[int, datetime.datetime] | None = None,
 ) -> Healed:
     """Give open events a partition (and what else the partition query orders by), reading
-    at most `scan_limit` documents."""
-    missing = count_unpartitioned(store, partitions)
+    at most `scan_limit` documents; `counted` as for `count_unpartitioned`."""
+    missing = count_unpartitioned(store, partitions, counted)
     if not missing:
         return Healed()
     query = _open(store).order_by("__name__")

@@ -36,10 +36,12 @@ class Survey:
 def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Survey:
     """Count, heal and look (see the module docstring); counts what it healed into `tally`.
     The first count is also the run's first reading of Firestore's clock."""
-    open_count, _ = store.count_at(_open(store), None)
+    open_count, read_time = store.count_at(_open(store), None)
     if not open_count:
         return Survey(0)
-    found = heal_unpartitioned(store, config.partitions, scan_limit=HEAL_SCAN_LIMIT)
+    found = heal_unpartitioned(
+        store, config.partitions, scan_limit=HEAL_SCAN_LIMIT, counted=(open_count, read_time)
+    )
     tally["unscheduled"] += found.missing
     tally["healed"] += found.healed
     tally["poisoned"] += found.parked
