@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from app.cas import Written
     from app.firestore_raw import Found
     from app.relay.config import RelayConfig
-    from app.relay.settler import Lease
+    from app.relay.event_lease import Lease
 
 
 class Aggregates:

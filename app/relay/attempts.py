@@ -24,8 +24,8 @@ from app.relay.publishers import (
 from app.tracing import PublishSpans, messaging_system, record_outcome
 
 if TYPE_CHECKING:
+    from app.relay.event_lease import Lease
     from app.relay.pipeline import Pipeline
-    from app.relay.settler import Lease
 
 logger = logging.getLogger("app.relay.core")
 

@@ -29,6 +29,7 @@ from app.relay.attempts import Attempts
 from app.relay.breaker import Breaker
 from app.relay.config import RelayConfig
 from app.relay.drain import PartitionDrain
+from app.relay.event_lease import OnSettled
 from app.relay.factory import publisher_for
 from app.relay.leases import LeaseStore
 from app.relay.leasing import drain_due, lease_batch
@@ -36,7 +37,7 @@ from app.relay.partition_leases import PartitionLeases
 from app.relay.pipeline import InFlight, Pipeline, hand_to
 from app.relay.publishers import Publisher
 from app.relay.ramp import RampGovernor, RampSchedule
-from app.relay.settler import OnSettled, Settler
+from app.relay.settler import Settler
 from app.relay.transitions import bounded_instance_id
 
 if TYPE_CHECKING:

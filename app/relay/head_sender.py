@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from app.firestore_raw import Found
     from app.relay.attempts import Attempts
     from app.relay.config import RelayConfig
+    from app.relay.event_lease import Lease
     from app.relay.leases import LeaseStore
     from app.relay.partition_leases import HeldPartition
     from app.relay.pipeline import Pipeline
-    from app.relay.settler import Lease
 
 logger = logging.getLogger("app.relay.core")
 

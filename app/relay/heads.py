@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.cas import Change
+from app.relay.event_lease import Lease
 from app.relay.partitions import HELD
-from app.relay.settler import Lease
 from app.relay.transitions import plan_lease
 
 if TYPE_CHECKING:

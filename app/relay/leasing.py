@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from app.cas import Change, WriteOutcome
 from app.logs import log_event
 from app.relay.config import RelayConfig
+from app.relay.event_lease import Lease
 from app.relay.outcomes import count_refused
-from app.relay.settler import Lease
 from app.relay.transitions import plan_lease
 from app.relay.unscheduled import find_unscheduled
 

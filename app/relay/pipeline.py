@@ -10,9 +10,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from app.relay.breaker import Breaker
+from app.relay.event_lease import Lease
 from app.relay.publishers import PublishResult
 from app.relay.ramp import RampGovernor
-from app.relay.settler import Lease, Settler
+from app.relay.settler import Settler
 
 
 @dataclass(frozen=True)
