@@ -27,7 +27,8 @@ from app.relay.aggregates import Aggregates
 from app.relay.fan_out import wanted
 from app.relay.head_sender import HeadSender
 from app.relay.page_reads import PageReads
-from app.relay.partition_leases import HeldPartition, PartitionLeases
+from app.relay.partition_lease_writes import HeldPartition
+from app.relay.partition_leases import PartitionLeases
 from app.relay.partition_scan import held_events
 from app.relay.survey import survey
 

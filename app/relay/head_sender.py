@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from app.relay.config import RelayConfig
     from app.relay.event_lease import Lease
     from app.relay.leases import LeaseStore
-    from app.relay.partition_leases import HeldPartition
+    from app.relay.partition_lease_writes import HeldPartition
     from app.relay.pipeline import Pipeline
 
 logger = logging.getLogger("app.relay.core")
