@@ -4,40 +4,37 @@ One `run()` drains: it keeps leasing batches until no event is due, its time bud
 out, or the channel is broken (the circuit breaker, `app.relay.breaker`). Every event's life
 is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`, and every arrow is a
 conditional write (see `app.relay.leases`). Every comparison with a server timestamp uses
-Firestore's clock (`app.relay.clock`), never this machine's.
+Firestore's clock (`app.relay.clock`), never this machine's. The pipeline a drain works with
+is opened and fed by `app.relay.delivering`; the run's summary is `app.relay.run_summary`'s.
 """
 
 from __future__ import annotations
 
-import logging
 import random
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
 from app.config import Settings
-from app.logs import log_event
-from app.metrics import record_run
 from app.relay.attempts import Attempts
-from app.relay.breaker import Breaker
 from app.relay.config import RelayConfig
+from app.relay.delivering import deliver_batch, open_pipeline, ramp_governor
 from app.relay.drain import PartitionDrain
 from app.relay.event_lease import OnSettled
 from app.relay.factory import publisher_for
 from app.relay.leases import LeaseStore
-from app.relay.leasing import drain_due, lease_batch
+from app.relay.leasing import drain_due
 from app.relay.partition_leases import PartitionLeases
-from app.relay.pipeline import InFlight, Pipeline, hand_to
+from app.relay.pipeline import Pipeline
 from app.relay.publishers import Publisher
-from app.relay.ramp import RampGovernor, RampSchedule
-from app.relay.settler import Settler
+from app.relay.ramp import RampGovernor
+from app.relay.run_summary import finish_summary, stopped_by_firestore
 from app.relay.transitions import bounded_instance_id
 
 if TYPE_CHECKING:
@@ -47,28 +44,6 @@ if TYPE_CHECKING:
     from app.relay.fan_out import FanOut
 
 __all__ = ["Pipeline", "Relay"]
-
-logger = logging.getLogger(__name__)
-
-_COUNTS = (
-    "processed",
-    "failed",
-    "retried",
-    "reclaimed",
-    "released",
-    "poisoned",
-    "contended",
-    "lostLeases",
-    "refused",
-    "unsettled",
-    "unscheduled",
-    "leased",
-    "batches",
-    "lagMs",
-    "healed",
-    "partitionsClaimed",
-    "fannedOut",
-)
 
 
 class Relay:
@@ -113,17 +88,11 @@ class Relay:
 
     def _ramp_for(self, tally: Counter[str]) -> RampGovernor | None:
         """RELAY_RAMP=on: the governor of the drain under way, its ramp started by the first
-        run that found work. The invocations a fan-out starts may run at once, so each
-        takes an equal share of the rule's rate."""
+        run that found work (`ramp_governor`)."""
         if not self.config.ramp:
             return None
         if self._ramp is None:
-            schedule = RampSchedule(
-                started_at=time.time(),
-                initial_rate=float(self.config.ramp_rate),
-                step_seconds=self.config.ramp_step_seconds,
-            )
-            self._ramp = RampGovernor(schedule, share=1 / (1 + self.config.fan_out_max))
+            self._ramp = ramp_governor(self.config)
         return self._ramp
 
     def partition_leases(self) -> PartitionLeases:
@@ -180,22 +149,8 @@ class Relay:
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
         except google_exceptions.GoogleAPIError as exc:
-            log_event(
-                logger,
-                logging.ERROR,
-                "relay.firestore_error",
-                f"relay {instance} stopped: Firestore error: {exc}",
-                instanceId=instance,
-                errorClass=type(exc).__name__,
-            )
-            summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
-        summary.update(
-            {name: tally[name] for name in _COUNTS},
-            instanceId=instance,
-            durationMs=round((time.monotonic() - started) * 1000),
-        )
-        record_run(summary)
-        return summary
+            stopped_by_firestore(summary, exc, instance)
+        return finish_summary(summary, tally, instance, started)
 
     @contextmanager
     def pipeline(
@@ -210,39 +165,26 @@ class Relay:
         delivered is settled, counts into `tally`, and raises a Firestore error the settler
         met. Settles are retried until `deadline` (monotonic); `on_settled` hears how each
         one ended."""
-        in_flight = InFlight()
-        ramp = self._ramp_for(tally)
-        settler = Settler(
+        with open_pipeline(
             self._store,
             self.config,
             self._rng,
-            in_flight.release,
-            instance=instance,
             deadline=deadline,
+            instance=instance,
+            tally=tally,
+            ramp=self._ramp_for(tally),
             on_settled=on_settled,
-            ramp=ramp,
-        )
-        breaker = Breaker(self.config.breaker_threshold, instance)
-        try:
-            with settler, ThreadPoolExecutor(self.config.concurrency, "relay-publish") as pool:
-                yield Pipeline(pool, settler, in_flight, deadline, instance, tally, breaker, ramp)
-        finally:
-            tally.update(settler.tally)
+        ) as pipeline:
+            yield pipeline
 
     def deliver(self, pipeline: Pipeline, snapshots: Sequence[DueDocument]) -> None:
         """Lease the events `snapshots` show (each only if unchanged since) and hand every
         lease to the pool; results go to the settler as they arrive."""
-        if pipeline.breaker.open:
-            return  # leasing now would only hand the events back: the channel is broken
-        pipeline.tally["batches"] += 1
-        leases = lease_batch(self._store, snapshots, pipeline.instance, pipeline.tally, self.config)
-        pipeline.in_flight.acquire(len(leases))
-        for lease in leases:
-            future = pipeline.pool.submit(self._attempts.publish, lease, pipeline)
-            future.add_done_callback(hand_to(pipeline.settler, lease))
+        deliver_batch(self._store, self._attempts, self.config, pipeline, snapshots)
 
     @property
     def store(self) -> LeaseStore:
+        """The relay's Firestore side: its queries, conditional writes and server clock."""
         return self._store
 
     def close(self) -> None:

@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.logs import log_event
-from app.relay.core import _COUNTS
+
+# Re-exported: the counts of one relay run, as the relay's summary has them.
+from app.relay.run_summary import RUN_COUNTS as RUN_COUNTS
 
 logger = logging.getLogger("app.relay.follow")
 
 DEFAULT_PROGRESS_SECONDS = 30.0
-# The counts of one relay run, as the relay's summary has them (their one definition).
-RUN_COUNTS: tuple[str, ...] = _COUNTS
 # Counted in every summary, zeros included: the relay's own counters (their one definition,
 # so a counter added there is here too), then follow mode's.
 # `runs`: the drains partitioned follow mode has made (app/relay/follow_partitions.py).
