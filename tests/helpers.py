@@ -16,6 +16,7 @@ import pytest
 from google.cloud import firestore
 
 from app.config import Settings
+from app.receiver import Answer, Received, Receiver
 from app.relay import Relay, RelayConfig
 from app.relay.publishers import Delivery, PublishResult
 from app.services import create_new_order
@@ -50,6 +51,22 @@ def add_orders(db: firestore.Client, settings: Settings, count: int) -> list[str
         with FirestoreUnitOfWork(db, settings) as uow:
             create_new_order(f"customer-{n}", [{"productId": "sku-1", "quantity": n + 1}], uow)
     return sorted(outbox(db, settings))
+
+
+def lease_taken_back_while_delivering(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> str:
+    """One new order's event, whose lease another relay ("relay-b") takes over while the
+    downstream answers its delivery 200: the relay's settle must then find its lease gone."""
+    [event_id] = add_orders(db, settings, 1)
+    ref = db.collection(settings.outbox_collection).document(event_id)
+
+    def taken_back_meanwhile(_: Received) -> Answer:
+        ref.update({"processingInstanceId": "relay-b", "updatedAt": firestore.SERVER_TIMESTAMP})
+        return Answer(200)
+
+    receiver.respond = taken_back_meanwhile
+    return event_id
 
 
 def outbox(db: firestore.Client, settings: Settings) -> dict[str, dict[str, Any]]:

@@ -10,9 +10,15 @@ import pytest
 from google.cloud import firestore
 
 from app.config import Settings
-from app.receiver import Answer, Received, Receiver
+from app.receiver import Receiver
 from app.relay.leases import Change, LeaseStore
-from tests.helpers import add_orders, add_raw_event, make_relay, outbox, utcnow
+from tests.helpers import (
+    add_raw_event,
+    lease_taken_back_while_delivering,
+    make_relay,
+    outbox,
+    utcnow,
+)
 
 
 def test_an_abandoned_lease_is_taken_back_and_counts_as_an_attempt(
@@ -59,14 +65,7 @@ def test_only_one_of_two_writers_holding_the_same_snapshot_gets_the_lease(
 def test_a_settle_after_the_lease_was_taken_back_is_refused_and_logged(
     db: firestore.Client, settings: Settings, receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:
-    [event_id] = add_orders(db, settings, 1)
-    ref = db.collection(settings.outbox_collection).document(event_id)
-
-    def taken_back_meanwhile(_: Received) -> Answer:
-        ref.update({"processingInstanceId": "relay-b", "updatedAt": firestore.SERVER_TIMESTAMP})
-        return Answer(200)
-
-    receiver.respond = taken_back_meanwhile
+    event_id = lease_taken_back_while_delivering(db, settings, receiver)
     # A lease by its own write; with partition leases: test_partition_leases.py.
     with caplog.at_level(logging.WARNING):
         summary = make_relay(db, settings, receiver.url, leases="event").run()

@@ -9,9 +9,15 @@ from typing import Any
 from google.cloud import firestore
 
 from app.config import Settings
-from app.receiver import Answer, Received, Receiver
+from app.receiver import Answer, Receiver
 from app.relay import Relay
-from tests.helpers import add_orders, add_raw_event, fast_config, make_relay
+from tests.helpers import (
+    add_orders,
+    add_raw_event,
+    fast_config,
+    lease_taken_back_while_delivering,
+    make_relay,
+)
 from tests.otel import metric_points, metric_reader
 
 COUNTERS = ("outbox.events.processed", "outbox.events.failed", "outbox.events.poisoned")
@@ -47,14 +53,7 @@ def test_a_settle_refused_because_the_lease_moved_on_is_a_lost_lease(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
     metric_reader()
-    [event_id] = add_orders(db, settings, 1)
-    ref = db.collection(settings.outbox_collection).document(event_id)
-
-    def taken_back_meanwhile(_: Received) -> Answer:
-        ref.update({"processingInstanceId": "relay-b", "updatedAt": firestore.SERVER_TIMESTAMP})
-        return Answer(200)
-
-    receiver.respond = taken_back_meanwhile
+    lease_taken_back_while_delivering(db, settings, receiver)
     before = snapshot("outbox.leases.lost", "outbox.events.processed")
     summary = make_relay(db, settings, receiver.url, leases="event").run()
 
