@@ -72,15 +72,21 @@ print(json.dumps((time.process_time() - started) / n * 1e6))
 
 def direct_round(setting: str, attempts: int) -> float:
     """CPU microseconds per attempt of the relay's telemetry alone, in a fresh process."""
+    return float(in_fresh_process(ROUND, setting, str(attempts)))
+
+
+def in_fresh_process(code: str, *args: str) -> Any:
+    """What `code` prints as JSON, run with `args` in a fresh process (OpenTelemetry's
+    providers are set once per process)."""
     done = subprocess.run(
-        [sys.executable, "-c", ROUND, setting, str(attempts)],
+        [sys.executable, "-c", code, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
         timeout=600,
     )
-    return float(json.loads(done.stdout))
+    return json.loads(done.stdout)
 
 
 def together(host: str, events: int) -> dict[str, tuple[float, float]]:
@@ -205,6 +211,14 @@ def main() -> None:
         "tracesTelemetryShare": ends[f"{TRACES}TelemetryShare"]["median"],
         "tracesCost": ends[f"{TRACES}Cost"]["median"],
     }
+    report(result, started, load_before, "tracing.json", keep=not args.smoke)
+
+
+def report(
+    result: dict[str, Any], started: float, load_before: tuple[float, ...], name: str, keep: bool
+) -> None:
+    """Add the machine, its load before and after and the duration since `started` to
+    `result`; print it, and with `keep` write it to bench/results/`name`."""
     result["machine"] = {
         "cpus": os.cpu_count(),
         "loadAverageBefore": [round(x, 2) for x in load_before],
@@ -212,9 +226,8 @@ def main() -> None:
     }
     result["durationSeconds"] = round(time.time() - started)
     print(json.dumps(result, indent=2))
-    if not args.smoke:
-        out = ROOT / "bench" / "results" / "tracing.json"
-        out.write_text(json.dumps(result, indent=2) + "\n")
+    if keep:
+        (ROOT / "bench" / "results" / name).write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":
