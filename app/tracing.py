@@ -24,6 +24,7 @@ from opentelemetry import context as context_api
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import (
+    INVALID_SPAN,
     NonRecordingSpan,
     Span,
     SpanContext,
@@ -36,6 +37,7 @@ from opentelemetry.trace import (
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
+from app.telemetry_sdk import Starter, span_starter
 from app.trace_context import TRACE_FIELDS, TRACEPARENT, TRACESTATE, trace_fields
 
 __all__ = ["TRACEPARENT", "TRACESTATE", "TRACE_FIELDS", "creation_context", "trace_fields"]
@@ -73,52 +75,46 @@ class PublishSpans:
             "messaging.operation.name": "send",
             "messaging.operation.type": "send",
         }
-        self._tracer: trace.Tracer | None = None
+        self._start: Starter | None = None
 
-    def _sdk_tracer(self) -> trace.Tracer | None:
-        """The installed provider's own tracer, once there is one (a provider is set once
-        per process), rather than the API's proxy, which forwards every call to it."""
+    def _sdk_starter(self) -> Starter | None:
+        """How to start a span on the installed provider's own tracer, once there is one (a
+        provider is set once per process), rather than on the API's proxy, which forwards
+        every call to it."""
         provider = trace.get_tracer_provider()
         if isinstance(provider, trace.ProxyTracerProvider):
             return None
-        self._tracer = provider.get_tracer("firestore-outbox")
-        return self._tracer
+        tracer = provider.get_tracer("firestore-outbox")
+        self._start = span_starter(tracer, self._name, self._attributes)
+        return self._start
 
     def span(self, event_id: str, created: Mapping[str, Any], attempt: int) -> _Attempt:
         """A PRODUCER span for one delivery attempt, child of the event's creation context
         `created`; as a context manager, yields the span and the trace fields the delivery
         must carry, the span current meanwhile (an instrumented HTTP client's span is its
         child)."""
-        parent = _remote_parent(created)
-        tracer = self._tracer or self._sdk_tracer()
-        if tracer is None:
-            # No SDK: no span of our own, nothing built. The stored context passes on as it
-            # is, so that a traced consumer still joins the producer's trace.
-            return _Attempt(trace.get_current_span(parent), current=False)
-        attributes = {
-            **self._attributes,
-            "messaging.message.id": event_id,
-            "firestore_outbox.attempt": attempt,
-        }
-        span = tracer.start_span(
-            self._name, context=parent, kind=SpanKind.PRODUCER, attributes=attributes
-        )
-        return _Attempt(span, current=True)
+        start = self._start or self._sdk_starter()
+        if start is None:
+            # No SDK: no span of our own, nothing parsed or built. The stored context passes
+            # on as it is, so that a traced consumer still joins the producer's trace.
+            return _Attempt(INVALID_SPAN, current=False, carried=_stored(created))
+        return _Attempt(start(_remote_parent(created), event_id, attempt), current=True)
 
 
 class _Attempt:
     """`PublishSpans.span`'s context manager: a class, not `start_as_current_span`'s three
     nested generators, as it runs once per delivery attempt."""
 
-    __slots__ = ("_current", "_span", "_token")
+    __slots__ = ("_carried", "_current", "_span", "_token")
 
-    def __init__(self, span: Span, *, current: bool) -> None:
-        self._span, self._current = span, current
+    def __init__(self, span: Span, *, current: bool, carried: dict[str, str] | None = None) -> None:
+        self._span, self._current, self._carried = span, current, carried
         self._token: object = None
 
     def __enter__(self) -> tuple[Span, dict[str, str]]:
-        if self._current:
-            self._token = context_api.attach(trace.set_span_in_context(self._span))
+        if not self._current:
+            return self._span, self._carried or {}
+        self._token = context_api.attach(trace.set_span_in_context(self._span))
         return self._span, _carried(self._span.get_span_context())
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
@@ -146,21 +142,31 @@ _ROOT = Context()
 
 def _remote_parent(created: Mapping[str, Any]) -> Context:
     """The context of a stored creation context; a new trace's root when there is none."""
-    fields = trace_fields(created)
+    fields = _stored(created)
     if not fields:
         return _ROOT
-    _, trace_id, span_id, flags = fields[TRACEPARENT].split("-")
+    header = fields[TRACEPARENT]  # 00-<trace id>-<span id>-<flags>, checked by `_stored`
     state = TraceState.from_header([fields[TRACESTATE]]) if TRACESTATE in fields else None
     parent = SpanContext(
-        int(trace_id, 16),
-        int(span_id, 16),
+        int(header[3:35], 16),
+        int(header[36:52], 16),
         is_remote=True,
-        trace_flags=TraceFlags(int(flags, 16)),
+        trace_flags=TraceFlags(int(header[53:55], 16)),
         trace_state=state,
     )
-    if not parent.is_valid:  # an all-zero id
-        return _ROOT
     return trace.set_span_in_context(NonRecordingSpan(parent), _ROOT)
+
+
+_NO_TRACE_ID, _NO_SPAN_ID = "0" * 32, "0" * 16
+
+
+def _stored(created: Mapping[str, Any]) -> dict[str, str]:
+    """The valid W3C fields of a stored creation context: an all-zero id is none."""
+    fields = trace_fields(created)
+    header = fields.get(TRACEPARENT)
+    if header is None or header[3:35] == _NO_TRACE_ID or header[36:52] == _NO_SPAN_ID:
+        return {}
+    return fields
 
 
 def _carried(context: SpanContext) -> dict[str, str]:
@@ -169,9 +175,8 @@ def _carried(context: SpanContext) -> dict[str, str]:
     carried = {
         TRACEPARENT: f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
     }
-    state = context.trace_state.to_header()
-    if state:
-        carried[TRACESTATE] = state
+    if context.trace_state:  # most have none: no header to join
+        carried[TRACESTATE] = context.trace_state.to_header()
     return carried
 
 
