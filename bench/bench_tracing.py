@@ -1,25 +1,26 @@
 """What OpenTelemetry costs the relay: CPU per delivered event with tracing off against tracing
 on with nothing exported, side by side in one run.
 
-    python bench/bench_tracing.py                 # the README's figures: 6 rounds of 2,000
+    python bench/bench_tracing.py                 # the README's figures: 10 rounds of 2,000
     python bench/bench_tracing.py --rounds 3 --events 1000
     python bench/bench_tracing.py --smoke         # CI: one tiny round, nothing kept
 
-End to end: a round starts three relay processes at the same moment, each draining a backlog
-of its own into a downstream of its own on one emulator (`bench_relay.py`'s `downstream-0ms`
-run): `off`, the OpenTelemetry API alone (nothing configured, the default); `traces`, the
-SDK's tracer provider with no exporter (every span recorded and dropped); `all`, that and the
-SDK's meter provider (metrics aggregated in memory). The measure is each relay process's CPU
-time over its drain per delivered event. Run together, the three see the same machine: one
-that gets busier during the run slows all three alike. Each SDK setting's cost is taken
-within each round (over `off`) and its median and spread kept, beside each setting's own.
-Inside each relay, `telemetry_account.py` also sums the CPU time of the per-attempt telemetry
-calls themselves: their extra time over `off`'s, as a share of `off`'s CPU per event in the
-same round, is a measure that the noise between processes on a shared machine cannot swamp.
+A round starts three relay processes at the same moment, each draining a backlog of its own
+into a downstream of its own on one emulator (`bench_relay.py`'s `downstream-0ms` run): `off`,
+the OpenTelemetry API alone (nothing configured, the default); `traces`, the SDK's tracer
+provider with no exporter (every span recorded and dropped); `all`, that and the SDK's meter
+provider (metrics aggregated in memory). The order they are started in turns round by round.
+Two measures, both CPU time, both taken within each round, their median and spread kept:
 
-Direct: the relay's per-attempt telemetry alone (`publish_span` with a stored creation
-context, `record_outcome`, `record_attempt`) around a publisher that does nothing, in fresh
-processes alternating API and SDK: the part of the end-to-end cost that is ours.
+- whole process: each relay process's CPU time over its drain per delivered event; an SDK
+  setting's cost is its figure over `off`'s of the same round. Honest but noisy: two
+  processes on a shared machine differ by more than tracing costs.
+- in the relay: `telemetry_account.py` sums the thread CPU time of the per-attempt telemetry
+  calls inside each relay; an SDK setting's share is that sum's excess over `off`'s, per
+  event, as a share of `off`'s whole-process CPU per event of the same round. Both figures
+  come from the same runs, so the noise between processes cannot swamp it.
+
+`tracing_breakdown.py` times each of those calls alone.
 """
 
 from __future__ import annotations
@@ -46,34 +47,6 @@ SCENARIO = SCENARIOS["downstream-0ms"]
 OFF, TRACES, ALL = "off", "traces", "all"
 SETTINGS = {OFF: False, TRACES: "traces", ALL: "all"}
 
-ROUND = """
-import json, sys, time
-if sys.argv[1] == "sdk":
-    from opentelemetry import metrics, trace
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from opentelemetry.sdk.trace import TracerProvider
-    trace.set_tracer_provider(TracerProvider())
-    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
-from app.metrics import record_attempt
-from app.tracing import publish_span, record_outcome
-labels = {"messaging.system": "http", "messaging.destination.name": "127.0.0.1:8000"}
-created = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-n = int(sys.argv[2])
-started = time.process_time()
-for i in range(n):
-    with publish_span("http", "127.0.0.1:8000", str(i), created, 1) as (span, carried):
-        outcome = "delivered"
-    record_outcome(span, outcome, None)
-    record_attempt(labels, outcome, None, 0.001, 0.5)
-print(json.dumps((time.process_time() - started) / n * 1e6))
-"""
-
-
-def direct_round(setting: str, attempts: int) -> float:
-    """CPU microseconds per attempt of the relay's telemetry alone, in a fresh process."""
-    return float(in_fresh_process(ROUND, setting, str(attempts)))
-
 
 def in_fresh_process(code: str, *args: str) -> Any:
     """What `code` prints as JSON, run with `args` in a fresh process (OpenTelemetry's
@@ -89,8 +62,9 @@ def in_fresh_process(code: str, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def together(host: str, events: int) -> dict[str, tuple[float, float]]:
-    """One round: a relay of each setting started at the same moment, each draining a backlog
+def together(host: str, events: int, order: list[str]) -> dict[str, tuple[float, float]]:
+    """One round: a relay of each setting started at the same moment (in `order`), each
+    draining a backlog
     of its own (a project of its own on one emulator) into a downstream of its own; CPU ms
     per delivered event of each, and the CPU microseconds per event its per-attempt telemetry
     took inside it (`telemetry_account.py`). Side by side in time, a machine that gets busier
@@ -106,9 +80,9 @@ def together(host: str, events: int) -> dict[str, tuple[float, float]]:
             spec.update(telemetry=telemetry, url=tallies[name]["url"], config={}, account=True)
             spec.update(seed=events, seedEmulator=host)
             (workers[name],) = start_workers(stack, 1, spec, None)
-        for worker in workers.values():
-            worker.stdin.write("go\n")
-            worker.stdin.flush()
+        for name in order:
+            workers[name].stdin.write("go\n")
+            workers[name].stdin.flush()
         reports = {name: json.loads(w.stdout.readline()) for name, w in workers.items()}
         for worker in workers.values():
             worker.wait(timeout=600)
@@ -128,9 +102,10 @@ def end_to_end(rounds: int, events: int) -> dict[str, Any]:
     cpu: dict[str, list[float]] = {name: [] for name in SETTINGS}
     telemetry: dict[str, list[float]] = {name: [] for name in SETTINGS}
     with FirestoreEmulator() as emulator:
-        together(emulator.host_port, min(events, 300))  # warm the emulator (its JIT)
+        names = list(SETTINGS)
+        together(emulator.host_port, min(events, 300), names)  # warm the emulator (its JIT)
         for n in range(rounds):
-            one = together(emulator.host_port, events)
+            one = together(emulator.host_port, events, names[n % 3 :] + names[: n % 3])
             for name in SETTINGS:
                 cpu[name].append(one[name][0])
                 telemetry[name].append(one[name][1])
@@ -168,43 +143,23 @@ def _spread(values: list[float], digits: int) -> dict[str, Any]:
     }
 
 
-def direct(rounds: int, attempts: int) -> dict[str, Any]:
-    """Alternating rounds of the telemetry alone; microseconds per attempt."""
-    us: dict[str, list[float]] = {"api": [], "sdk": []}
-    for n in range(rounds):
-        for setting in ("api", "sdk") if n % 2 == 0 else ("sdk", "api"):
-            us[setting].append(direct_round(setting, attempts))
-    api, sdk = (statistics.median(us[s]) for s in ("api", "sdk"))
-    return {
-        "attempts": attempts,
-        "apiUsPerAttempt": _spread(us["api"], 1),
-        "sdkUsPerAttempt": _spread(us["sdk"], 1),
-        "sdkCostUs": round(sdk - api, 1),
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rounds", type=int, default=6, help="rounds of drains run together")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds of drains run together")
     parser.add_argument("--events", type=int, default=2000, help="backlog of one drain")
-    parser.add_argument("--attempts", type=int, default=20_000, help="attempts of a direct round")
-    parser.add_argument("--direct-rounds", type=int, default=6, help="direct rounds per setting")
     parser.add_argument("--smoke", action="store_true", help="one tiny pair, nothing kept")
     args = parser.parse_args()
     if args.smoke:
-        args.rounds, args.events, args.attempts, args.direct_rounds = 1, 60, 300, 1
+        args.rounds, args.events = 1, 60
     started, load_before = time.time(), os.getloadavg()
     result: dict[str, Any] = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "endToEnd": end_to_end(args.rounds, args.events),
-        "direct": direct(args.direct_rounds, args.attempts),
     }
     ends = result["endToEnd"]
-    off = ends["cpuMsPerEvent"][OFF]["median"]
-    result["direct"]["shareOfRelayCpu"] = round(result["direct"]["sdkCostUs"] / (off * 1000), 4)
     # The issue's target: tracing on with no exporter, under 5% of the relay's CPU per event.
     result["target"] = {
         "under": 0.05,
