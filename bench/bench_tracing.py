@@ -3,6 +3,7 @@ on with nothing exported, side by side in one run.
 
     python bench/bench_tracing.py                 # the README's figures: 10 rounds of 2,000
     python bench/bench_tracing.py --rounds 3 --events 1000
+    python bench/bench_tracing.py --traced-events # each event with a creation context
     python bench/bench_tracing.py --smoke         # CI: one tiny round, nothing kept
 
 A round starts three relay processes at the same moment, each draining a backlog of its own
@@ -36,8 +37,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
 from runs import SCENARIOS, downstream, measures, start_workers
+from workloads import seed
 
+from app.config import Settings
 from app.emulator import FirestoreEmulator, reset_emulator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,13 +67,15 @@ def in_fresh_process(code: str, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def together(host: str, events: int, order: list[str]) -> dict[str, tuple[float, float]]:
+def together(
+    host: str, events: int, order: list[str], traced: bool = False
+) -> dict[str, tuple[float, float]]:
     """One round: a relay of each setting started at the same moment (in `order`), each
-    draining a backlog
-    of its own (a project of its own on one emulator) into a downstream of its own; CPU ms
-    per delivered event of each, and the CPU microseconds per event its per-attempt telemetry
-    took inside it (`telemetry_account.py`). Side by side in time, a machine that gets busier
-    slows all three."""
+    draining a backlog of its own (a project of its own on one emulator) into a downstream of
+    its own; CPU ms per delivered event of each, and the CPU microseconds per event its
+    per-attempt telemetry took inside it (`telemetry_account.py`). Side by side in time, a
+    machine that gets busier slows all three. `traced`: every event is written inside a span,
+    so that each carries a creation context for the relay to parse and continue."""
     with ExitStack() as stack:
         workers: dict[str, Any] = {}
         tallies: dict[str, dict[str, Any]] = {}
@@ -78,7 +85,10 @@ def together(host: str, events: int, order: list[str]) -> dict[str, tuple[float,
             tallies[name] = stack.enter_context(downstream(0.0))
             spec: dict[str, Any] = {"runner": "relay", "emulator": host, "project": project}
             spec.update(telemetry=telemetry, url=tallies[name]["url"], config={}, account=True)
-            spec.update(seed=events, seedEmulator=host)
+            if traced:  # here, in a span; the worker seeds on a client of its own otherwise
+                with trace.get_tracer("bench").start_as_current_span("seed"):
+                    seed(Settings(project_id=project, emulator_host=host), events)
+            spec.update(seed=0 if traced else events, seedEmulator=host)
             (workers[name],) = start_workers(stack, 1, spec, None)
         for name in order:
             workers[name].stdin.write("go\n")
@@ -96,16 +106,18 @@ def together(host: str, events: int, order: list[str]) -> dict[str, tuple[float,
     }
 
 
-def end_to_end(rounds: int, events: int) -> dict[str, Any]:
+def end_to_end(rounds: int, events: int, traced: bool = False) -> dict[str, Any]:
     """`rounds` rounds of drains run together; CPU ms per delivered event of each setting,
     and each SDK setting's cost over the API alone within each round."""
+    if traced:
+        trace.set_tracer_provider(TracerProvider())
     cpu: dict[str, list[float]] = {name: [] for name in SETTINGS}
     telemetry: dict[str, list[float]] = {name: [] for name in SETTINGS}
     with FirestoreEmulator() as emulator:
         names = list(SETTINGS)
         together(emulator.host_port, min(events, 300), names)  # warm the emulator (its JIT)
         for n in range(rounds):
-            one = together(emulator.host_port, events, names[n % 3 :] + names[: n % 3])
+            one = together(emulator.host_port, events, names[n % 3 :] + names[: n % 3], traced)
             for name in SETTINGS:
                 cpu[name].append(one[name][0])
                 telemetry[name].append(one[name][1])
@@ -114,7 +126,7 @@ def end_to_end(rounds: int, events: int) -> dict[str, Any]:
                 for name in SETTINGS
             )
             print(f"  round {n + 1}: {shown}", flush=True)
-    result: dict[str, Any] = {"events": events, "rounds": rounds}
+    result: dict[str, Any] = {"events": events, "rounds": rounds, "tracedEvents": traced}
     result["cpuMsPerEvent"] = {name: _spread(cpu[name], 3) for name in SETTINGS}
     result["telemetryUsPerEvent"] = {name: _spread(telemetry[name], 1) for name in SETTINGS}
     for name in (TRACES, ALL):
@@ -149,6 +161,12 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=10, help="rounds of drains run together")
     parser.add_argument("--events", type=int, default=2000, help="backlog of one drain")
+    parser.add_argument(
+        "--traced-events",
+        action="store_true",
+        help="events written inside a span, each with a creation context "
+        "(bench/results/tracing-traced.json)",
+    )
     parser.add_argument("--smoke", action="store_true", help="one tiny pair, nothing kept")
     args = parser.parse_args()
     if args.smoke:
@@ -157,7 +175,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
-        "endToEnd": end_to_end(args.rounds, args.events),
+        "endToEnd": end_to_end(args.rounds, args.events, args.traced_events),
     }
     ends = result["endToEnd"]
     # The issue's target: tracing on with no exporter, under 5% of the relay's CPU per event.
@@ -166,7 +184,8 @@ def main() -> None:
         "tracesTelemetryShare": ends[f"{TRACES}TelemetryShare"]["median"],
         "tracesCost": ends[f"{TRACES}Cost"]["median"],
     }
-    report(result, started, load_before, "tracing.json", keep=not args.smoke)
+    name = "tracing-traced.json" if args.traced_events else "tracing.json"
+    report(result, started, load_before, name, keep=not args.smoke)
 
 
 def report(
