@@ -8,8 +8,11 @@ attributes are strings and an int it built itself, four of them the same on ever
 SDK does with them once it has cleaned them. Only where the outcome is the same as the public
 `start_span(..., attributes=...)`: the tracer is the SDK's own, its sampler one of the SDK's
 own, which decide without reading attributes and hand them on unchanged to a span they sample
-(so they need not be given at the start), and no attribute limit could drop or cut one.
-Anything else (another SDK, a custom sampler, limits set) takes the public path.
+(so they need not be given at the start), no attribute limit could drop or cut one, and every
+span processor is the SDK's own (they read nothing on a span's start; a processor of the
+app's own could, and would see the span before its attributes). Anything else (another SDK,
+a custom sampler or processor, limits set, an SDK whose span keeps its attributes elsewhere)
+takes the public path.
 """
 
 from __future__ import annotations
@@ -66,14 +69,25 @@ def span_starter(tracer: Tracer, name: str, shared: Mapping[str, AttributeValue]
     if not _direct_allowed(tracer, len(every) + 2):
         return public
 
+    processors = getattr(tracer, "_span_processor", None)
+    checked: list[object] = [None, False]  # the processors tuple last checked, its verdict
+
     def direct(context: Context, event_id: str, attempt: int) -> Span:
+        # The provider swaps in a new tuple when a processor is added: check it once per tuple.
+        current = getattr(processors, "_span_processors", None)
+        if current is not checked[0]:
+            checked[:] = [current, _sdk_processors(current)]
+        if not checked[1]:
+            return public(context, event_id, attempt)
         span = tracer.start_span(name, context=context, kind=SpanKind.PRODUCER)
         attributes = getattr(span, "_attributes", None)  # none: sampled out, not recording
-        if attributes is not None:
-            written = attributes._dict
+        written = getattr(attributes, "_dict", None)
+        if isinstance(written, dict):
             written.update(every)
             written[MESSAGE_ID] = event_id
             written[ATTEMPT] = attempt
+        elif span.is_recording():  # an SDK that keeps them elsewhere: the public way
+            span.set_attributes({**every, MESSAGE_ID: event_id, ATTEMPT: attempt})
         return span
 
     return direct
@@ -92,6 +106,12 @@ def _direct_allowed(tracer: Tracer, attributes: int) -> bool:
     if limits.max_span_attributes is not None and limits.max_span_attributes < attributes:
         return False
     return _blind(getattr(tracer, "sampler", None))
+
+
+def _sdk_processors(processors: object) -> bool:
+    if not isinstance(processors, tuple):
+        return False
+    return all(type(p).__module__.startswith("opentelemetry.sdk.") for p in processors)
 
 
 def _blind(sampler: object) -> bool:

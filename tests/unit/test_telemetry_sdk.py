@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import (
@@ -115,3 +115,20 @@ def test_a_sampled_out_span_is_started_without_attributes_and_not_exported() -> 
     span.end()
     assert not span.is_recording()
     assert exporter.get_finished_spans() == ()
+
+
+def test_a_processor_of_the_app_s_own_sees_the_attributes_when_the_span_starts() -> None:
+    seen: list[dict[str, Any]] = []
+
+    class _OnStart(SpanProcessor):
+        def on_start(self, span: Any, parent_context: Any = None) -> None:
+            seen.append(dict(span.attributes or {}))
+
+    provider, exporter = _provider()
+    start = span_starter(provider.get_tracer("t"), "send h:1", SHARED)
+    start(Context(), "event-1", 1).end()  # SDK processors only: the direct path
+    provider.add_span_processor(_OnStart())  # added after the starter was built
+    start(Context(), "event-2", 2).end()
+    assert seen == [{**SHARED, "messaging.message.id": "event-2", "firestore_outbox.attempt": 2}]
+    ids = [(s.attributes or {})["messaging.message.id"] for s in exporter.get_finished_spans()]
+    assert ids == ["event-1", "event-2"]
