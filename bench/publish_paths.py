@@ -151,6 +151,28 @@ def _curl(url: str) -> SenderFactory:
     return factory
 
 
+def _deadline_connection(url: str) -> SenderFactory:
+    """Our deadline connection, one per thread, driven through http.client's own API (no
+    urllib3 pool, no urllib3 response)."""
+    parts = urlsplit(url)
+    fixed = headers(0)
+    connection_class = POOL_CLASSES["http"].ConnectionCls
+
+    def factory() -> Sender:
+        connection = connection_class(parts.hostname or "", parts.port, timeout=10.0)
+
+        def send(i: int) -> int:
+            with attempt_deadline(time.monotonic() + 15):
+                http.client.HTTPConnection.request(connection, "POST", parts.path, BODY, fixed)
+                response = http.client.HTTPConnection.getresponse(connection)
+                response.read(65537)
+            return response.status
+
+        return send
+
+    return factory
+
+
 PATHS: dict[str, Callable[[str], SenderFactory]] = {
     "publisher": lambda url: _publisher(url),
     "publisher+signing": lambda url: _publisher(url, signer=Signer([SECRET])),
@@ -159,6 +181,7 @@ PATHS: dict[str, Callable[[str], SenderFactory]] = {
     "deadline pool, read_answer": lambda url: _pool(url, deadline=True, preload=False),
     "urllib3 pool, preload": lambda url: _pool(url, deadline=False, preload=True),
     "http.client": _http_client,
+    "deadline connection, http.client API": _deadline_connection,
 }
 if importlib.util.find_spec("pycurl") is not None:  # the `bench` extra installs it
     PATHS["pycurl easy"] = _curl

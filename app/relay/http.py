@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 import certifi
 import urllib3
-from urllib3.connectionpool import HTTPConnectionPool
 
 from app.masking import masker
 from app.relay.answers import MAX_ANSWER_BYTES, Answer, read_answer
+from app.relay.connections import DirectPool
 from app.relay.publishers import (
     Delivery,
     Outcome,
@@ -73,7 +73,8 @@ class HttpTransport:
         self._direct = self._pooled(urllib3.PoolManager(**self._options))
         self._proxied: dict[str, urllib3.ProxyManager] = {}
         self._managers: dict[tuple[str, str], urllib3.PoolManager] = {}
-        self._pools: dict[str, tuple[HTTPConnectionPool, str]] = {}
+        self._pools: dict[str, DirectPool] = {}
+        self._timeouts = (connect_timeout, read_timeout)
         self._mask = masker(secrets)
 
     @classmethod
@@ -115,8 +116,7 @@ class HttpTransport:
         deadline = bound if deadline is None else min(deadline, bound)
         try:
             with attempt_deadline(deadline):
-                response = self._open(url, body, headers)
-                answer = read_answer(response)
+                answer = self._send(url, body, headers)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             unresolved = _unresolved(exc)
             if unresolved is not None:  # in time or not, nothing reached the downstream
@@ -134,41 +134,42 @@ class HttpTransport:
 
     def close(self) -> None:
         """Close every pooled connection."""
-        for pool, _ in list(self._pools.values()):
-            pool.close()  # the manager's `clear` only forgets its pools, open sockets and all
+        for pool in list(self._pools.values()):
+            pool.close()
         self._pools.clear()
         self._direct.clear()
         for manager in self._proxied.values():
             manager.clear()
 
-    def _open(self, url: str, body: bytes, headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
-        """Send the POST, its answer unread. A direct URL goes straight to its pool, with
-        its request target worked out once: `PoolManager.request` parses the URL, merges
-        the headers and looks the pool up again on every request, about a tenth of a
-        publish's CPU. Proxied URLs go through the manager, which adds the proxy's headers."""
+    def _send(self, url: str, body: bytes, headers: dict[str, str]) -> Answer:
+        """POST and read the answer. A URL no proxy stands in front of goes over its own
+        `DirectPool` (`app.relay.connections` says why); a proxied one through urllib3's
+        `ProxyManager`, which adds the proxy's headers."""
         direct = self._pools.get(url)
-        if direct is None or direct[0].pool is None:  # unknown, or closed by `close()`
+        if direct is None or direct.closed:  # unknown, or closed by `close()`
             direct = self._direct_pool(url)
-        if direct is None:
-            return self._manager(url).request(
-                "POST", url, body=body, headers=headers, redirect=False,
-                preload_content=False, decode_content=False,
-            )  # fmt: skip
-        pool, target = direct
-        return pool.urlopen(
-            "POST", target, body=body, headers=headers, redirect=False,
-            assert_same_host=False, preload_content=False, decode_content=False,
+        if direct is not None:
+            return direct.post(body, headers)
+        response = self._manager(url).request(
+            "POST", url, body=body, headers=headers, redirect=False,
+            preload_content=False, decode_content=False,
         )  # fmt: skip
+        return read_answer(response)
 
-    def _direct_pool(self, url: str) -> tuple[HTTPConnectionPool, str] | None:
-        manager = self._manager(url)
-        if manager is not self._direct:
+    def _direct_pool(self, url: str) -> DirectPool | None:
+        if self._manager(url) is not self._direct:
             return None
         if len(self._pools) >= _MAX_POOLED_URLS:  # a publisher has one endpoint or a few
+            for pool in list(self._pools.values()):
+                pool.close()
             self._pools.clear()
-        parsed = urllib3.util.parse_url(url)
-        pool = manager.connection_from_url(url)
-        self._pools[url] = (pool, parsed.request_uri)
+        self._pools[url] = DirectPool(
+            url,
+            connect_timeout=self._timeouts[0],
+            read_timeout=self._timeouts[1],
+            maxsize=self._options["maxsize"],
+            ca_certs=self._options["ca_certs"],
+        )
         return self._pools[url]
 
     def _manager(self, url: str) -> urllib3.PoolManager:

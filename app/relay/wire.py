@@ -187,6 +187,25 @@ class _DeadlineConnection(HTTPConnection):
         finally:
             self._body_after_head = None
 
+    def post(self, target: str, body: bytes, headers: Mapping[str, str]) -> None:
+        """POST through http.client's own `request` (`app.relay.connections`), the body in
+        the head's send unless `headers` frame it themselves."""
+        if self.sock is not None:
+            self.sock.settimeout(self.timeout)  # as urllib3 does: sending waits as connecting
+        if _FRAMING.intersection(name.lower() for name in headers):
+            self.request("POST", target, body, headers)  # urllib3 frames it as they say
+            return
+        self._body_after_head = body
+        try:
+            headers = {**headers, "Content-Length": str(len(body))}
+            http.client.HTTPConnection.request(self, "POST", target, None, headers)
+        finally:
+            self._body_after_head = None
+
+    def getresponse_plain(self) -> http.client.HTTPResponse:
+        """The answer as http.client reads it (a `_Response`), without urllib3's wrapper."""
+        return http.client.HTTPConnection.getresponse(self)
+
     def send(self, data: Any) -> None:
         if self.sock is not None:
             self.sock.settimeout(_bounded(self.sock.gettimeout(), time_left()))
