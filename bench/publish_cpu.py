@@ -103,7 +103,9 @@ def main() -> None:
     print(f"load average: {os.getloadavg()}")
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"loadAverage": os.getloadavg(), "results": results}, out, indent=1)
+            when = time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime())
+            report = {"date": when, "command": " ".join(sys.argv), "loadAverage": os.getloadavg()}
+            json.dump({**report, "results": results}, out, indent=1)
 
 
 if __name__ == "__main__":
