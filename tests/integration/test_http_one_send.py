@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import urllib3
 
 from app.receiver import Receiver
 from app.relay.http import HttpPublisher, HttpTransport
@@ -71,3 +72,21 @@ def test_after_close_the_transport_opens_its_pool_again(receiver: Receiver) -> N
     publisher.close()
     assert publisher.publish(DELIVERY).outcome is Outcome.DELIVERED
     assert len({r.peer for r in receiver.received}) == 2  # a new connection, not a closed one
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Content-Type": "application/json", "ce-id": "e-1"},  # urllib3's User-Agent added
+        {"User-Agent": "ours/1", "host": "downstream.test", "Accept-Encoding": "gzip"},
+    ],
+)
+def test_the_direct_path_sends_byte_for_byte_the_head_urllib3_sends(
+    receiver: Receiver, sends: list[bytes], headers: dict[str, str]
+) -> None:
+    transport = HttpTransport(connect_timeout=1.0, read_timeout=2.0)
+    assert transport.post(receiver.url, BODY, headers).outcome is Outcome.DELIVERED
+    with urllib3.connection_from_url(receiver.url) as pool:
+        assert pool.urlopen("POST", "/events", body=BODY, headers=headers).status == 200
+    ours, urllib3s = sends[0], b"".join(sends[1:])  # urllib3: the head, then the body
+    assert ours == urllib3s
