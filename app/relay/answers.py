@@ -3,6 +3,7 @@ no more than an excerpt of a compressed one, however much it claims to hold."""
 
 from __future__ import annotations
 
+import http.client
 import zlib
 from dataclasses import dataclass
 
@@ -40,9 +41,26 @@ def read_answer(response: urllib3.BaseHTTPResponse) -> Answer:
         if not whole:
             response.close()
         response.release_conn()
-    encoding = response.headers.get("Content-Encoding", "").strip().lower()
-    body = raw if whole else b""
-    return Answer(response.status, response.headers, _excerpt(raw, encoding), body)
+    return _answer(response.status, response.headers, raw, whole)
+
+
+def read_plain_answer(response: http.client.HTTPResponse) -> tuple[Answer, bool]:
+    """Read an http.client `response` up to the cap; also whether its connection may carry
+    the next request (the answer read whole, and the downstream not closing it)."""
+    whole, raw = False, b""
+    if response.status >= 200:  # a 101 that reached us: as in `read_answer`
+        raw = response.read(MAX_ANSWER_BYTES + 1)
+        whole = len(raw) <= MAX_ANSWER_BYTES
+    reusable = whole and response.isclosed() and not response.will_close
+    if not reusable:
+        response.close()
+    headers = urllib3.HTTPHeaderDict(response.getheaders())
+    return _answer(response.status, headers, raw, whole), reusable
+
+
+def _answer(status: int, headers: urllib3.HTTPHeaderDict, raw: bytes, whole: bool) -> Answer:
+    encoding = headers.get("Content-Encoding", "").strip().lower()
+    return Answer(status, headers, _excerpt(raw, encoding), raw if whole else b"")
 
 
 def _excerpt(raw: bytes, encoding: str) -> str:

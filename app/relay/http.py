@@ -1,31 +1,19 @@
-"""HTTP delivery: a pooled keep-alive transport, and `HttpPublisher` on top of it."""
+"""HTTP delivery: `HttpPublisher`, CloudEvents over the pooled transport
+(`app.relay.transport`, re-exported here)."""
 
 from __future__ import annotations
 
-import time
-import urllib.request
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
-import certifi
-import urllib3
-
-from app.masking import masker
-from app.relay.answers import MAX_ANSWER_BYTES, Answer, read_answer
+from app.relay.answers import MAX_ANSWER_BYTES
 from app.relay.publishers import (
     Delivery,
-    Outcome,
     PublisherOptions,
     PublishResult,
-    bounded_error,
-    check_options,
-    classify_status,
     cloudevent_attributes,
     cloudevent_headers,
-    parse_retry_after,
 )
-from app.relay.wire import POOL_CLASSES, attempt_deadline
+from app.relay.transport import HttpTransport
 from app.urls import split_credentials, url_secrets
 
 if TYPE_CHECKING:
@@ -36,168 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["MAX_ANSWER_BYTES", "HttpPublisher", "HttpTransport", "url_secrets"]
 
 USER_AGENT = "firestore-outbox-relay/0.2"
-
-
-class HttpTransport:
-    """POSTs over a urllib3 connection pool (keep-alive, `pool_size` connections per host, no
-    redirects, no retries of its own) and turns every outcome into a `PublishResult`.
-
-    urllib3 rather than `requests`: per POST `requests` spent about 0.8 ms of CPU on session
-    bookkeeping (environment, cookies, hooks) against 0.3 ms here, and at the relay's rates
-    that CPU, not the network, was the limit. Like `requests` it verifies TLS against
-    certifi's bundle and goes through the proxy `HTTP(S)_PROXY` names unless `NO_PROXY`
-    exempts the host. Each attempt ends by its deadline: the earlier of the one it is given
-    and `connect_timeout + read_timeout` from its start, enforced on every connect, send and
-    read (`app.relay.wire`); `read_timeout` also bounds each wait for bytes. At most
-    `MAX_ANSWER_BYTES` of an answer are read. Every spelling of each string in `secrets` is
-    replaced by `***` in error messages.
-    """
-
-    def __init__(
-        self,
-        *,
-        connect_timeout: float,
-        read_timeout: float,
-        pool_size: int = 16,
-        secrets: Iterable[str] = (),
-    ) -> None:
-        self._bound = connect_timeout + read_timeout
-        self._options: dict[str, Any] = {
-            "maxsize": pool_size,
-            "retries": False,
-            "timeout": urllib3.Timeout(connect=connect_timeout, read=read_timeout),
-            "ca_certs": certifi.where(),
-        }
-        self._direct = self._pooled(urllib3.PoolManager(**self._options))
-        self._proxied: dict[str, urllib3.ProxyManager] = {}
-        self._managers: dict[tuple[str, str], urllib3.PoolManager] = {}
-        self._mask = masker(secrets)
-
-    @classmethod
-    def for_publisher(cls, masked: Iterable[str], options: PublisherOptions) -> HttpTransport:
-        """The transport a publisher built with `options` sends over: `masked` (its target's
-        own secrets) and `options["secrets"]` never reach an error."""
-        check_options(options)
-        return cls(
-            connect_timeout=options["connect_timeout"],
-            read_timeout=options["read_timeout"],
-            pool_size=options.get("pool_size", 16),
-            secrets=[*masked, *options.get("secrets", ())],
-        )
-
-    def post(
-        self,
-        url: str,
-        body: bytes,
-        headers: dict[str, str],
-        *,
-        deadline: float | None = None,
-        outcome_of: Callable[[Answer], Outcome] | None = None,
-    ) -> PublishResult:
-        """POST and classify: by status code, or by `outcome_of(answer)` when given."""
-        answer = self.exchange(url, body, headers, deadline=deadline)
-        if isinstance(answer, PublishResult):
-            return answer
-        outcome = (outcome_of or _by_status)(answer)
-        if outcome is Outcome.DELIVERED:
-            return PublishResult.delivered()
-        return self.refusal(outcome, answer)
-
-    def exchange(
-        self, url: str, body: bytes, headers: dict[str, str], *, deadline: float | None = None
-    ) -> Answer | PublishResult:
-        """POST and hand back the answer whatever its status, or, when none came, the
-        failure as a result (`post` classifies it; a batch target reads it entry by entry)."""
-        bound = time.monotonic() + self._bound
-        deadline = bound if deadline is None else min(deadline, bound)
-        try:
-            with attempt_deadline(deadline):
-                response = self._manager(url).request(
-                    "POST",
-                    url,
-                    body=body,
-                    headers=headers,
-                    redirect=False,
-                    preload_content=False,
-                    decode_content=False,
-                )
-                answer = read_answer(response)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            unresolved = _unresolved(exc)
-            if unresolved is not None:  # in time or not, nothing reached the downstream
-                return self.failure(Outcome.CHANNEL, f"ConnectionError: DNS: {unresolved}")
-            if time.monotonic() >= deadline:  # whatever broke, the deadline is why
-                return self.failure(Outcome.RETRY, f"timeout: deadline: {_name(exc)}")
-            return self.failure(*_describe(exc))
-        return answer
-
-    def refusal(self, outcome: Outcome, answer: Answer) -> PublishResult:
-        """`outcome` for `answer`, its status and excerpt as the (masked) error."""
-        retry_after = parse_retry_after(answer.headers.get("Retry-After"))
-        error = f"HTTP {answer.status}" + (f": {answer.excerpt}" if answer.excerpt else "")
-        return self.failure(outcome, error, retry_after)
-
-    def close(self) -> None:
-        """Close every pooled connection."""
-        self._direct.clear()
-        for manager in self._proxied.values():
-            manager.clear()
-
-    def _manager(self, url: str) -> urllib3.PoolManager:
-        parts = urlsplit(url)
-        key = (parts.scheme, parts.hostname or "")
-        manager = self._managers.get(key)
-        if manager is None:  # decided once per host: reading the proxy settings is not free
-            proxy = urllib.request.getproxies().get(parts.scheme)
-            if not proxy or urllib.request.proxy_bypass(key[1]):
-                manager = self._direct
-            else:
-                if proxy not in self._proxied:
-                    self._proxied[proxy] = urllib3.ProxyManager(proxy, **self._options)
-                    self._pooled(self._proxied[proxy])
-                manager = self._proxied[proxy]
-            self._managers[key] = manager
-        return manager
-
-    @staticmethod
-    def _pooled(manager: urllib3.PoolManager) -> urllib3.PoolManager:
-        manager.pool_classes_by_scheme = POOL_CLASSES  # deadline and interim answers
-        return manager
-
-    def failure(
-        self, outcome: Outcome, error: str, retry_after: float | None = None
-    ) -> PublishResult:
-        """`outcome` with `error` bounded and every secret masked."""
-        return PublishResult(outcome, bounded_error(error, self._mask), retry_after)
-
-
-def _name(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _unresolved(exc: BaseException | None) -> BaseException | None:
-    """The failed lookup behind `exc`, of the downstream's name or the proxy's."""
-    while exc is not None and not isinstance(exc, urllib3.exceptions.NameResolutionError):
-        exc = getattr(exc, "original_error", None) or exc.__cause__
-    return exc
-
-
-def _describe(exc: BaseException) -> tuple[Outcome, str]:
-    """Failures before a connection exists (DNS, refused, TLS, proxy, connect timeout) are
-    the channel's: nothing reached the downstream. Timeouts and resets after connecting may
-    have reached it and may pass: they are retried."""
-    errors = urllib3.exceptions
-    if isinstance(exc, errors.NewConnectionError):  # refused, unresolved: before connect
-        return Outcome.CHANNEL, f"ConnectionError: {exc}"
-    if isinstance(exc, errors.ConnectTimeoutError):
-        return Outcome.CHANNEL, f"timeout: ConnectTimeout: {exc}"
-    if isinstance(exc, (errors.SSLError, errors.ProxyError)):
-        return Outcome.CHANNEL, f"ConnectionError: {_name(exc)}"
-    if isinstance(exc, errors.ReadTimeoutError):
-        return Outcome.RETRY, f"timeout: ReadTimeout: {exc}"
-    if isinstance(exc, errors.ProtocolError):
-        return Outcome.RETRY, f"ConnectionError: {_name(exc)}"
-    return Outcome.RETRY, _name(exc)
 
 
 class HttpPublisher:
@@ -225,10 +51,6 @@ class HttpPublisher:
     def close(self) -> None:
         """Close the pooled connections."""
         self._transport.close()
-
-
-def _by_status(answer: Answer) -> Outcome:
-    return classify_status(answer.status)
 
 
 def from_config(config: RelayConfig, options: PublisherOptions) -> HttpPublisher:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlsplit
 
-from app.relay.http import HttpTransport
+from app.relay.transport import HttpTransport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import importlib.metadata
 import io
 import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -40,6 +41,8 @@ from app.relay import dns
 
 _MAX_LINE = 65536  # http.client's own limits for a header line and a header count
 _MAX_HEADERS = 100
+_URLLIB3_AGENT = f"python-urllib3/{importlib.metadata.version('urllib3')}"  # urllib3's default
+_FRAMING = frozenset({"content-length", "transfer-encoding"})  # a caller's own framing wins
 _attempt = threading.local()
 
 
@@ -132,6 +135,7 @@ def _skip_headers(fp: io.BufferedIOBase) -> None:
 
 class _DeadlineConnection(HTTPConnection):
     response_class = _Response
+    _body_after_head: bytes | None = None
 
     def connect(self) -> None:
         self.timeout = _bounded(self.timeout, time_left())
@@ -160,9 +164,71 @@ class _DeadlineConnection(HTTPConnection):
         sys.audit("http.client.connect", self, self.host, self.port)
         return sock
 
+    def request(  # type: ignore[override]
+        self,
+        method: str,
+        url: str,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> None:
+        # urllib3 and http.client send the head, then the body: two segments, two wake-ups
+        # of the downstream, two passes through the kernel's loopback or network stack, each
+        # charged to the sender's CPU. A body of bytes goes out in the head's send instead.
+        if (
+            isinstance(body, bytes)
+            and headers is not None
+            and not options.get("chunked")
+            and not _FRAMING.intersection(name.lower() for name in headers)
+        ):
+            self._body_after_head = body
+            headers = {**headers, "Content-Length": str(len(body))}
+            body = None
+        try:
+            super().request(method, url, body, headers, **options)
+        finally:
+            self._body_after_head = None
+
+    def post(self, target: str, body: bytes, headers: Mapping[str, str]) -> None:
+        """POST through http.client's own calls (`app.relay.connections`), the same head
+        urllib3 sends (urllib3's `User-Agent` where `headers` name none), the body in the
+        head's send unless `headers` frame it themselves. http.client's `putheader` checks
+        each name and value as urllib3's does, without urllib3's per-header scan for its
+        `SKIP_HEADER` marker: 33 against 86 µs for the relay's 13 headers."""
+        if self.sock is not None:
+            self.sock.settimeout(self.timeout)  # as urllib3 does: sending waits as connecting
+        names = {name.lower() for name in headers}
+        if names & _FRAMING:
+            self.request("POST", target, body, headers)  # urllib3 frames it as they say
+            return
+        client = http.client.HTTPConnection
+        client.putrequest(
+            self,
+            "POST",
+            target,
+            skip_host="host" in names,
+            skip_accept_encoding="accept-encoding" in names,
+        )
+        client.putheader(self, "Content-Length", str(len(body)))
+        if "user-agent" not in names:
+            client.putheader(self, "User-Agent", _URLLIB3_AGENT)
+        for name, value in headers.items():
+            client.putheader(self, name, value)
+        self._body_after_head = body
+        try:
+            self.endheaders()
+        finally:
+            self._body_after_head = None
+
+    def getresponse_plain(self) -> http.client.HTTPResponse:
+        """The answer as http.client reads it (a `_Response`), without urllib3's wrapper."""
+        return http.client.HTTPConnection.getresponse(self)
+
     def send(self, data: Any) -> None:
         if self.sock is not None:
             self.sock.settimeout(_bounded(self.sock.gettimeout(), time_left()))
+        if self._body_after_head is not None:  # this is the head: the body rides with it
+            data, self._body_after_head = data + self._body_after_head, None
         super().send(data)
 
 

@@ -5,7 +5,6 @@ a connection reset after the request went out, and a Function Compute endpoint."
 
 from __future__ import annotations
 
-import datetime as dt
 import socket
 import ssl
 import struct
@@ -14,16 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from app.emulator import free_port
 from app.receiver import Answer, Receiver
 from app.relay.fc import FcPublisher, FcTarget
 from app.relay.http import HttpPublisher
 from app.relay.publishers import Delivery, Outcome
+from tests.tls_certificates import self_signed_localhost
 from tests.wire_servers import Connection, RawServer
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b"{}", 1)
@@ -62,30 +58,9 @@ def test_a_name_that_does_not_resolve_is_the_channels_fault() -> None:
 @pytest.fixture
 def untrusted_tls_server(tmp_path: Path) -> Iterator[str]:
     """An HTTPS server whose self-signed certificate no CA vouches for."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = dt.datetime.now(dt.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), False)
-        .sign(key, hashes.SHA256())
-    )
-    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (tmp_path / "key.pem").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    cert, key = self_signed_localhost(tmp_path)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    context.load_cert_chain(cert, key)
     listener = socket.create_server(("127.0.0.1", 0))
 
     def serve() -> None:
