@@ -19,11 +19,19 @@ from collections.abc import Mapping
 
 from app.config import env_reader
 from app.errors import ConfigError
+from app.outbox_fields import HELD, PARTITION, SEQUENCE
 
-PARTITION = "partition"
-SEQUENCE = "sequence"
-# True on a FAILED event that holds its aggregate's later events (RELAY_FAILED_HEAD=hold).
-HELD = "held"
+__all__ = [
+    "DEFAULT_PARTITIONS",
+    "HELD",
+    "MAX_PARTITIONS",
+    "PARTITION",
+    "SEQUENCE",
+    "check_partitions",
+    "configured_partitions",
+    "partition_of",
+]
+
 DEFAULT_PARTITIONS = 16
 # Firestore's `in` filters and a lease read of every partition stay small below this.
 MAX_PARTITIONS = 1024
