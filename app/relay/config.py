@@ -6,12 +6,12 @@ says how), so every setting is still one flat attribute and keyword."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import env_reader
+from app.config_numbers import parse_seconds, parse_whole
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.relay.amqp_settings import AmqpSettings, read_amqp
@@ -183,25 +183,25 @@ _PUBLISHER_CHECKS: dict[str, Callable[[RelayConfig], None]] = {
 PUBLISHERS = tuple(_PUBLISHER_CHECKS)
 
 
-_NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
-    "max_attempts": ("RELAY_MAX_ATTEMPTS", int),
-    "lock_timeout_seconds": ("RELAY_LOCK_TIMEOUT_SECONDS", float),
-    "backoff_base_seconds": ("RELAY_BACKOFF_BASE_SECONDS", float),
-    "backoff_max_seconds": ("RELAY_BACKOFF_MAX_SECONDS", float),
-    "batch_size": ("RELAY_BATCH_SIZE", int),
-    "concurrency": ("RELAY_CONCURRENCY", int),
-    "time_budget_seconds": ("RELAY_TIME_BUDGET_SECONDS", float),
-    "follow_poll_seconds": ("RELAY_FOLLOW_POLL_SECONDS", float),
-    "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", float),
-    "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
-    "retention_seconds": ("OUTBOX_RETENTION_SECONDS", float),
-    "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", int),
-    "partitions": ("RELAY_PARTITIONS", int),
-    "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", int),
-    "fan_out_max": ("RELAY_FAN_OUT_MAX", int),
-    "fan_out_events": ("RELAY_FAN_OUT_EVENTS", int),
-    "ramp_rate": ("RELAY_RAMP_RATE", int),
-    "ramp_step_seconds": ("RELAY_RAMP_STEP_SECONDS", float),
+_NUMBERS: dict[str, tuple[str, Callable[[str, str], float]]] = {
+    "max_attempts": ("RELAY_MAX_ATTEMPTS", parse_whole),
+    "lock_timeout_seconds": ("RELAY_LOCK_TIMEOUT_SECONDS", parse_seconds),
+    "backoff_base_seconds": ("RELAY_BACKOFF_BASE_SECONDS", parse_seconds),
+    "backoff_max_seconds": ("RELAY_BACKOFF_MAX_SECONDS", parse_seconds),
+    "batch_size": ("RELAY_BATCH_SIZE", parse_whole),
+    "concurrency": ("RELAY_CONCURRENCY", parse_whole),
+    "time_budget_seconds": ("RELAY_TIME_BUDGET_SECONDS", parse_seconds),
+    "follow_poll_seconds": ("RELAY_FOLLOW_POLL_SECONDS", parse_seconds),
+    "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", parse_seconds),
+    "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", parse_seconds),
+    "retention_seconds": ("OUTBOX_RETENTION_SECONDS", parse_seconds),
+    "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", parse_whole),
+    "partitions": ("RELAY_PARTITIONS", parse_whole),
+    "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", parse_whole),
+    "fan_out_max": ("RELAY_FAN_OUT_MAX", parse_whole),
+    "fan_out_events": ("RELAY_FAN_OUT_EVENTS", parse_whole),
+    "ramp_rate": ("RELAY_RAMP_RATE", parse_whole),
+    "ramp_step_seconds": ("RELAY_RAMP_STEP_SECONDS", parse_seconds),
 }
 
 
@@ -209,10 +209,10 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
     """Read the relay's variables like `load_settings()` does; `ConfigError` names the bad one."""
     get = env_reader(environ)
     numbers: dict[str, Any] = {}
-    for name, (variable, kind) in _NUMBERS.items():
+    for name, (variable, parse) in _NUMBERS.items():
         raw = get(variable)
         if raw is not None:
-            numbers[name] = _parse_number(variable, raw, kind)
+            numbers[name] = parse(variable, raw)
     return RelayConfig(
         publisher=(get("RELAY_PUBLISHER") or "http").lower(),
         event_source=get("RELAY_EVENT_SOURCE"),
@@ -239,7 +239,7 @@ def read_seconds(variable: str, default: float, environ: Mapping[str, str] | Non
     raw = env_reader(environ)(variable)
     if raw is None:
         return default
-    value = float(_parse_number(variable, raw, float))
+    value = parse_seconds(variable, raw)
     if value < 0:
         raise ConfigError(f"{variable} must be at least 0, got {raw!r}")
     return value
@@ -250,17 +250,6 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
         return parse_secrets(value)
     except ValueError as exc:
         raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
-
-
-def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:
-    try:
-        value = kind(raw)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number of seconds"
-        raise ConfigError(f"{variable} must be {what}, got {raw!r}") from None
-    if not math.isfinite(value):
-        raise ConfigError(f"{variable} must be a finite number, got {raw!r}")
-    return value
 
 
 def _at_least(variable: str, value: int, minimum: int) -> None:
