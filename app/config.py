@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from dotenv import dotenv_values
 
+from app.config_numbers import parse_seconds
 from app.errors import ConfigError
 from app.firestore_limits import check_collection_id
 
@@ -112,10 +113,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 def _seconds(variable: str, text: str | None) -> float:
     if text is None:
         return DEFAULT_FIRESTORE_TIMEOUT_SECONDS
-    try:
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"{variable} must be a number of seconds, got {text!r}") from None
+    return parse_seconds(variable, text)
 
 
 def read_environment() -> Mapping[str, str]:

@@ -20,6 +20,7 @@ from app.emulator import FirestoreEmulator
 from app.errors import OutboxError
 from app.firestore_client import EMULATOR_DEFAULT_PROJECT, get_db_client
 from app.order_counter import OrderCounter, ReceiverConfig
+from app.outbox_fields import AGGREGATE_ID
 from app.receiver import Receiver
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
@@ -169,7 +170,7 @@ def _show_rejection(
 def _show_order(db: Any, settings: Settings, order_id: str) -> None:
     order = db.collection(settings.orders_collection).document(order_id).get().to_dict()
     outbox = db.collection(settings.outbox_collection)
-    events = outbox.where(filter=FieldFilter("aggregateId", "==", order_id)).get()
+    events = outbox.where(filter=FieldFilter(AGGREGATE_ID, "==", order_id)).get()
     quantities = ", ".join(f"{i['productId']} x{i['quantity']}" for i in order["items"])
     print(f"   {settings.orders_collection}/{order_id}: {order['status']}, {quantities}")
     for event in events:

@@ -12,6 +12,10 @@ from typing import Any
 
 from app.errors import InvalidInput
 from app.firestore_limits import json_value_problem, utf8_problem
+from app.outbox_fields import AGGREGATE_ID, AGGREGATE_TYPE, EVENT_TYPE, PAYLOAD
+
+# Defined beside the fields now; still importable from here, as code and tests did.
+from app.outbox_fields import EventStatus as EventStatus
 
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 ORDER_CREATED = "OrderCreated"
@@ -39,15 +43,6 @@ def label_problem(value: object) -> str | None:
 
 class OrderStatus(str, Enum):
     CREATED = "CREATED"
-
-
-class EventStatus(str, Enum):
-    """Life of an outbox event: PENDING -> PROCESSING -> PROCESSED, or FAILED."""
-
-    PENDING = "PENDING"
-    PROCESSING = "PROCESSING"
-    PROCESSED = "PROCESSED"
-    FAILED = "FAILED"
 
 
 class InvalidOrder(InvalidInput):
@@ -104,10 +99,10 @@ class NewOrder:
     def created_event(self, order_id: str) -> dict[str, Any]:
         """The `event_data` that `OutboxRepository.add` turns into an outbox document."""
         return {
-            "eventType": ORDER_CREATED,
-            "aggregateType": ORDER_AGGREGATE,
-            "aggregateId": order_id,
-            "payload": {"orderId": order_id, "customerId": self.customer_id, "items": self.items},
+            EVENT_TYPE: ORDER_CREATED,
+            AGGREGATE_TYPE: ORDER_AGGREGATE,
+            AGGREGATE_ID: order_id,
+            PAYLOAD: {"orderId": order_id, "customerId": self.customer_id, "items": self.items},
         }
 
 

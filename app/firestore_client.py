@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import weakref
+from collections.abc import Collection
 from typing import Any
 
 from google.auth.credentials import AnonymousCredentials
@@ -16,6 +19,9 @@ from app.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 EMULATOR_DEFAULT_PROJECT = "demo-firestore-outbox"
+
+# Every client made here and still alive, for `close_clients()`.
+_made: weakref.WeakSet[firestore.Client] = weakref.WeakSet()
 
 
 def get_db_client(settings: Settings | None = None) -> firestore.Client:
@@ -37,6 +43,7 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
         # from a .env file or from the caller, so point it at the emulator explicitly.
         client._emulator_host = settings.emulator_host
         logger.debug("using the Firestore emulator at %s", settings.emulator_host)
+        _made.add(client)
         return client
     credentials = _service_account(settings)
     project = settings.project_id or credentials.project_id
@@ -44,7 +51,39 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
         raise ConfigError(
             "FIRESTORE_PROJECT_ID is not set and the service-account key names no project_id"
         )
-    return firestore.Client(project=project, database=settings.database, credentials=credentials)
+    client = firestore.Client(project=project, database=settings.database, credentials=credentials)
+    _made.add(client)
+    return client
+
+
+def live_clients() -> weakref.WeakSet[firestore.Client]:
+    """The clients `get_db_client()` made that are still alive, as of now."""
+    return weakref.WeakSet(_made)
+
+
+def close_clients(timeout: float, *, keep: Collection[firestore.Client] = ()) -> bool:
+    """Close the gRPC channel of every client `get_db_client()` made that is still alive (but
+    those in `keep`), cancelling the calls still in flight; False if that did not finish
+    within `timeout` s.
+
+    For a process about to exit (the CLI). A call left in flight (one a Ctrl-C interrupted)
+    is reaped by a gRPC polling thread once cancelled; left to the interpreter's exit, the
+    channel's close waited for a thread that no longer runs then, and the process hung for
+    good after its last line. gRPC's close has no timeout of its own: it runs on a daemon
+    thread, waited for at most `timeout`; one that does not finish holds the channels from
+    that thread, so the exit does not try to close them again."""
+    apis = [c._firestore_api_internal for c in list(_made) if c not in keep]  # None: unused
+    channels = [api.transport for api in apis if api is not None]
+    if not channels:
+        return True
+    closing = threading.Thread(
+        target=lambda: [channel.close() for channel in channels],
+        name="firestore-close",
+        daemon=True,
+    )
+    closing.start()
+    closing.join(timeout)
+    return not closing.is_alive()
 
 
 def _service_account(settings: Settings) -> service_account.Credentials:

@@ -42,6 +42,7 @@ PINNED: tuple[tuple[Any, str], ...] = (
     (_transforms, "_NumericValue"),
     (_transforms, "_ValueList"),
     (_client.Client, "_firestore_api"),
+    (base_client.BaseClient, "_firestore_api_internal"),  # app.firestore_client.close_clients
     (base_client.BaseClient, "_database_string"),
     (base_client.BaseClient, "_rpc_metadata"),
     (document.DocumentReference, "_document_path"),

@@ -10,10 +10,28 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import SERVER_TIMESTAMP
 
 from app.config import default_settings
-from app.domain import REQUEST_HASH_FIELD, EventStatus, label_problem
+from app.domain import REQUEST_HASH_FIELD, label_problem
 from app.errors import InvalidInput
 from app.firestore_limits import OUTBOX_HEADROOM_BYTES, check_document_id, json_value_problem
-from app.relay.partitions import PARTITION, SEQUENCE, configured_partitions, partition_of
+from app.outbox_fields import (
+    AGGREGATE_ID,
+    AGGREGATE_TYPE,
+    ATTEMPTS,
+    CREATED_AT,
+    EVENT_ID,
+    EVENT_TYPE,
+    LAST_ERROR,
+    NEXT_ATTEMPT_AT,
+    PARTITION,
+    PAYLOAD,
+    PROCESSED_AT,
+    PROCESSING_INSTANCE_ID,
+    SEQUENCE,
+    STATUS,
+    UPDATED_AT,
+    EventStatus,
+)
+from app.relay.partitions import configured_partitions, partition_of
 from app.tracing import creation_context
 
 if TYPE_CHECKING:
@@ -116,13 +134,13 @@ class OutboxRepository(_Repository):
         `OUTBOX_HEADROOM_BYTES` free under 1 MiB for the relay's fields, or `DocumentTooLarge`.
         """
         target = self._target(uow)
-        event_id = str(event_data.get("eventId") or uuid.uuid4())
-        names = ("eventType", "aggregateType", "aggregateId")
-        labels = {**{name: event_data.get(name) for name in names}, "eventId": event_id}
+        event_id = str(event_data.get(EVENT_ID) or uuid.uuid4())
+        names = (EVENT_TYPE, AGGREGATE_TYPE, AGGREGATE_ID)
+        labels = {**{name: event_data.get(name) for name in names}, EVENT_ID: event_id}
         for name, value in labels.items():
             if problem := label_problem(value):
                 raise InvalidInput(f"event {name} {problem}")
-        payload = event_data.get("payload")
+        payload = event_data.get(PAYLOAD)
         if not isinstance(payload, Mapping):
             raise InvalidInput(f"event payload must be a mapping, got {type(payload).__name__}")
         problem = json_value_problem(payload, "payload")
@@ -137,22 +155,22 @@ class OutboxRepository(_Repository):
         target.add_create(
             self._collection.document(event_id),
             {
-                "eventId": event_id,
-                "eventType": event_data["eventType"],
-                "aggregateType": event_data["aggregateType"],
-                "aggregateId": event_data["aggregateId"],
-                PARTITION: partition_of(str(event_data["aggregateId"]), self._partitions),
+                EVENT_ID: event_id,
+                EVENT_TYPE: event_data[EVENT_TYPE],
+                AGGREGATE_TYPE: event_data[AGGREGATE_TYPE],
+                AGGREGATE_ID: event_data[AGGREGATE_ID],
+                PARTITION: partition_of(str(event_data[AGGREGATE_ID]), self._partitions),
                 SEQUENCE: sequence,
-                "payload": dict(payload),
-                "status": EventStatus.PENDING.value,
-                "attempts": 0,
-                "createdAt": SERVER_TIMESTAMP,
-                "updatedAt": SERVER_TIMESTAMP,
+                PAYLOAD: dict(payload),
+                STATUS: EventStatus.PENDING.value,
+                ATTEMPTS: 0,
+                CREATED_AT: SERVER_TIMESTAMP,
+                UPDATED_AT: SERVER_TIMESTAMP,
                 # Due at once: the relay finds PENDING events by nextAttemptAt.
-                "nextAttemptAt": SERVER_TIMESTAMP,
-                "processingInstanceId": None,
-                "processedAt": None,
-                "lastError": None,
+                NEXT_ATTEMPT_AT: SERVER_TIMESTAMP,
+                PROCESSING_INSTANCE_ID: None,
+                PROCESSED_AT: None,
+                LAST_ERROR: None,
                 # The creation trace context: the relay's publish span continues this trace.
                 **creation_context(),
             },

@@ -30,11 +30,16 @@ from app.cli import (
 )
 from app.cli.failures import run_guarded
 from app.configuration import Configuration
+from app.firestore_client import close_clients, live_clients
 from app.logs import configure_logging
 
 COMMANDS = (status, inspect, requeue, held, purge, relay, reconcile, demo, receiver, emulator, api)
 
 __all__ = ["main"]
+
+# How long the Firestore clients a command made may take to close (a call in flight is
+# cancelled, not waited for, so this is a bound for a gRPC that does not answer at all).
+CLOSE_SECONDS = 5.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,12 +54,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             code: int = args.run(args, config.settings)
         return code
 
-    return run_guarded(
+    before = live_clients()  # a caller's own clients (tests run commands in-process)
+    code = run_guarded(
         command,
         debug=args.debug,
         settings=lambda: config.settings if config else None,
         secrets=lambda: config.secrets() if config else [],
     )
+    # Now, while gRPC's threads still run: a call Ctrl-C interrupted is still open, and left
+    # to the interpreter's exit its channel's close waited for good (app.firestore_client).
+    close_clients(CLOSE_SECONDS, keep=before)
+    return code
 
 
 def parser() -> argparse.ArgumentParser:

@@ -16,6 +16,7 @@ from app.cli.output import (
 )
 from app.config import Settings
 from app.ops import read_status
+from app.outbox_fields import EventStatus
 
 
 def register(commands: Any) -> None:
@@ -50,8 +51,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             f"{f' and {more} more' if more > 0 else ''})"
         )
     notes = {
-        "PENDING": f"{status.due} due now{unscheduled}",
-        "PROCESSING": f"{status.stuck} past their lease",
+        EventStatus.PENDING.value: f"{status.due} due now{unscheduled}",
+        EventStatus.PROCESSING.value: f"{status.stuck} past their lease",
     }
     rows = [(n, s, notes.get(s, "")) for s, n in status.counts.items()]
     print_table(("events", "status", ""), rows, right=1)
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         )
     if status.failures:
         shown = status.failures_read
-        total = status.counts["FAILED"]
+        total = status.counts[EventStatus.FAILED.value]
         print(f"\nFAILED events by lastError{'' if shown >= total else f' (first {shown})'}:")
         print_table(("events", "lastError"), [(n, e) for e, n in status.failures], right=1)
     return 0

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.config import env_reader
+from app.config_numbers import parse_seconds, parse_whole
 from app.errors import ConfigError
 from app.firestore_limits import check_collection_id
 from app.idempotency.crypto import EncryptionKeys
@@ -73,39 +74,31 @@ def load_idempotency_config(environ: Mapping[str, str] | None = None) -> Idempot
     return IdempotencyConfig(
         collection=get("IDEMPOTENCY_COLLECTION") or DEFAULT_COLLECTION,
         tenant_header=get("IDEMPOTENCY_TENANT_HEADER") or DEFAULT_TENANT_HEADER,
-        ttl_seconds=_number(
+        ttl_seconds=_seconds(
             "IDEMPOTENCY_TTL_SECONDS", get("IDEMPOTENCY_TTL_SECONDS"), DEFAULT_TTL_SECONDS
         ),
-        lock_timeout_seconds=_number(
+        lock_timeout_seconds=_seconds(
             "IDEMPOTENCY_LOCK_TIMEOUT_SECONDS",
             get("IDEMPOTENCY_LOCK_TIMEOUT_SECONDS"),
             DEFAULT_LOCK_TIMEOUT_SECONDS,
         ),
-        max_response_bytes=int(
-            _number(
-                "IDEMPOTENCY_MAX_RESPONSE_BYTES",
-                get("IDEMPOTENCY_MAX_RESPONSE_BYTES"),
-                DEFAULT_MAX_RESPONSE_BYTES,
-                whole=True,
-            )
+        max_response_bytes=_bytes(
+            "IDEMPOTENCY_MAX_RESPONSE_BYTES",
+            get("IDEMPOTENCY_MAX_RESPONSE_BYTES"),
+            DEFAULT_MAX_RESPONSE_BYTES,
         ),
-        max_request_bytes=int(
-            _number(
-                "IDEMPOTENCY_MAX_REQUEST_BYTES",
-                get("IDEMPOTENCY_MAX_REQUEST_BYTES"),
-                DEFAULT_MAX_REQUEST_BYTES,
-                whole=True,
-            )
+        max_request_bytes=_bytes(
+            "IDEMPOTENCY_MAX_REQUEST_BYTES",
+            get("IDEMPOTENCY_MAX_REQUEST_BYTES"),
+            DEFAULT_MAX_REQUEST_BYTES,
         ),
         encryption=EncryptionKeys.parse(keys) if keys else None,
     )
 
 
-def _number(variable: str, text: str | None, default: float, *, whole: bool = False) -> float:
-    if text is None:
-        return default
-    try:
-        return int(text) if whole else float(text)
-    except ValueError:
-        kind = "a whole number of bytes" if whole else "a number of seconds"
-        raise ConfigError(f"{variable} must be {kind}, got {text!r}") from None
+def _seconds(variable: str, text: str | None, default: float) -> float:
+    return default if text is None else parse_seconds(variable, text)
+
+
+def _bytes(variable: str, text: str | None, default: int) -> int:
+    return default if text is None else parse_whole(variable, text, what="a whole number of bytes")

@@ -17,6 +17,7 @@ from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
 from app.errors import InvalidInput
 from app.firestore_limits import check_document_id
+from app.outbox_fields import AGGREGATE_ID, AGGREGATE_TYPE, HELD_RELEASED_AT, LAST_ERROR, UPDATED_AT
 from app.relay.leases import Change, LeaseStore
 from app.relay.partitions import HELD
 
@@ -44,11 +45,11 @@ def list_held(db: Client, collection: str, *, limit: int = LIST_LIMIT) -> list[H
     found: dict[str, HeldAggregate] = {}
     for snapshot in query.get():
         data = snapshot.to_dict() or {}
-        aggregate = str(data.get("aggregateId"))
+        aggregate = str(data.get(AGGREGATE_ID))
         held = found.setdefault(
             aggregate,
             HeldAggregate(
-                aggregate, str(data.get("aggregateType")), [], str(data.get("lastError") or "")
+                aggregate, str(data.get(AGGREGATE_TYPE)), [], str(data.get(LAST_ERROR) or "")
             ),
         )
         held.event_ids.append(snapshot.id)
@@ -64,10 +65,10 @@ def release_held(db: Client, collection: str, aggregate_id: str, *, timeout: flo
     query = (
         db.collection(collection)
         .where(filter=FieldFilter(HELD, "==", True))
-        .where(filter=FieldFilter("aggregateId", "==", aggregate_id))
+        .where(filter=FieldFilter(AGGREGATE_ID, "==", aggregate_id))
         .limit(LIST_LIMIT)
     )
-    fields = {HELD: False, "heldReleasedAt": SERVER_TIMESTAMP, "updatedAt": SERVER_TIMESTAMP}
+    fields = {HELD: False, HELD_RELEASED_AT: SERVER_TIMESTAMP, UPDATED_AT: SERVER_TIMESTAMP}
     changes = [Change(s.reference, s.update_time, fields) for s in query.get()]
     store = LeaseStore(db, collection, timeout=timeout)
     return sum(t is not None for t in store.write_if_unchanged(changes))

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from app.domain import EventStatus
 from app.ops.scan import PAGE_SIZE, count, pages
+from app.outbox_fields import EXPIRE_AT, PROCESSED_AT, STATUS, EventStatus
 from app.relay.leases import Change, LeaseStore
-from app.relay.transitions import EXPIRE_AT, expiry
+from app.relay.transitions import expiry
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -28,9 +28,9 @@ def processed_query(db: Client, collection: str, op: str, cutoff: datetime.datet
     """PROCESSED events whose `processedAt` compares to `cutoff` by `op`, oldest first."""
     return (
         db.collection(collection)
-        .where(filter=FieldFilter("status", "==", EventStatus.PROCESSED.value))
-        .where(filter=FieldFilter("processedAt", op, cutoff))
-        .order_by("processedAt")
+        .where(filter=FieldFilter(STATUS, "==", EventStatus.PROCESSED.value))
+        .where(filter=FieldFilter(PROCESSED_AT, op, cutoff))
+        .order_by(PROCESSED_AT)
     )
 
 
@@ -51,7 +51,7 @@ def purge_processed(
     store = LeaseStore(db, collection, timeout=timeout)
     deleted = 0
     query = processed_query(db, collection, "<", cutoff)
-    for page in pages(query.select(["processedAt"]), batch_size):
+    for page in pages(query.select([PROCESSED_AT]), batch_size):
         changes = [Change(s.reference, s.update_time, None) for s in page]
         deleted += sum(r is not None for r in store.write_if_unchanged(changes))
         if on_page is not None:
@@ -74,11 +74,11 @@ def backfill_expiry(
     store = LeaseStore(db, collection, timeout=timeout)
     stamped = 0
     query = processed_query(db, collection, ">=", cutoff)
-    for page in pages(query.select(["processedAt", EXPIRE_AT]), batch_size):
+    for page in pages(query.select([PROCESSED_AT, EXPIRE_AT]), batch_size):
         changes = []
         for snapshot in page:
             data = snapshot.to_dict() or {}
-            expire_at = expiry(data["processedAt"], retention_seconds)
+            expire_at = expiry(data[PROCESSED_AT], retention_seconds)
             if data.get(EXPIRE_AT) is None and expire_at is not None:
                 changes.append(
                     Change(snapshot.reference, snapshot.update_time, {EXPIRE_AT: expire_at})

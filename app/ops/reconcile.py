@@ -18,9 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from app.domain import ORDER_AGGREGATE, EventStatus
+from app.domain import ORDER_AGGREGATE
 from app.firestore_limits import check_document_id
 from app.ops.scan import PAGE_SIZE, pages
+from app.outbox_fields import (
+    AGGREGATE_ID,
+    AGGREGATE_TYPE,
+    ATTEMPTS,
+    CREATED_AT,
+    NEXT_ATTEMPT_AT,
+    PROCESSING_INSTANCE_ID,
+    UPDATED_AT,
+    EventStatus,
+)
 from app.relay.leases import LeaseStore
 from app.relay.unscheduled import find_unscheduled
 
@@ -66,7 +76,7 @@ def find_anomalies(
     found = Anomalies()
     expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
     store = LeaseStore(db, outbox, timeout=timeout)
-    abandoned = store.due_query(EventStatus.PROCESSING, "updatedAt", expired_before, PAGE_SIZE)
+    abandoned = store.due_query(EventStatus.PROCESSING, UPDATED_AT, expired_before, PAGE_SIZE)
     for page in pages(abandoned):
         for snapshot in page:
             found.counts["stuck"] += 1
@@ -75,15 +85,15 @@ def find_anomalies(
                 found.stuck_events.append(
                     {
                         "eventId": snapshot.id,
-                        "processingInstanceId": data.get("processingInstanceId"),
-                        "updatedAt": data.get("updatedAt"),
-                        "attempts": data.get("attempts"),
+                        "processingInstanceId": data.get(PROCESSING_INSTANCE_ID),
+                        "updatedAt": data.get(UPDATED_AT),
+                        "attempts": data.get(ATTEMPTS),
                     }
                 )
     unscheduled = find_unscheduled(store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
     found.counts["unscheduled"] = unscheduled.count
     found.unscheduled_events = [
-        {"eventId": s.id, "nextAttemptAt": s.get("nextAttemptAt"), "createdAt": s.get("createdAt")}
+        {"eventId": s.id, "nextAttemptAt": s.get(NEXT_ATTEMPT_AT), "createdAt": s.get(CREATED_AT)}
         for s in unscheduled.found[:limit]
     ]
     recent_orders = (
@@ -99,12 +109,12 @@ def find_anomalies(
                 found.orders_without_event.append(missing)
     recent_events = (
         db.collection(outbox)
-        .where(filter=FieldFilter("aggregateType", "==", ORDER_AGGREGATE))
-        .where(filter=FieldFilter("createdAt", ">=", since))
-        .order_by("createdAt")
+        .where(filter=FieldFilter(AGGREGATE_TYPE, "==", ORDER_AGGREGATE))
+        .where(filter=FieldFilter(CREATED_AT, ">=", since))
+        .order_by(CREATED_AT)
     )
-    for page in pages(recent_events.select(["aggregateId", "createdAt"]), 300):
-        claimed = {snapshot.id: str(snapshot.get("aggregateId")) for snapshot in page}
+    for page in pages(recent_events.select([AGGREGATE_ID, CREATED_AT]), 300):
+        claimed = {snapshot.id: str(snapshot.get(AGGREGATE_ID)) for snapshot in page}
         # An aggregateId that cannot be a document id names no order at all.
         refs = [
             db.collection(orders).document(order_id)
@@ -124,8 +134,8 @@ def _ids_without_event(db: Client, outbox: str, order_ids: list[str]) -> list[st
     with_event: set[str] = set()
     for start in range(0, len(order_ids), _IN_LIMIT):
         chunk = order_ids[start : start + _IN_LIMIT]
-        query = db.collection(outbox).where(filter=FieldFilter("aggregateId", "in", chunk))
-        for snapshot in query.select(["aggregateId", "aggregateType"]).get():
-            if snapshot.get("aggregateType") == ORDER_AGGREGATE:
-                with_event.add(snapshot.get("aggregateId"))
+        query = db.collection(outbox).where(filter=FieldFilter(AGGREGATE_ID, "in", chunk))
+        for snapshot in query.select([AGGREGATE_ID, AGGREGATE_TYPE]).get():
+            if snapshot.get(AGGREGATE_TYPE) == ORDER_AGGREGATE:
+                with_event.add(snapshot.get(AGGREGATE_ID))
     return [order_id for order_id in order_ids if order_id not in with_event]

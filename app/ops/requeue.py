@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from app.domain import EventStatus
 from app.errors import InvalidInput
 from app.firestore_limits import check_document_id
 from app.ops.scan import PAGE_SIZE, count, pages
+from app.outbox_fields import ATTEMPTS, EVENT_TYPE, LAST_ERROR, STATUS, EventStatus
 from app.relay import transitions
 from app.relay.leases import Change, LeaseStore
 
@@ -52,16 +52,16 @@ def plan_requeue(
         chosen, skipped = [], {}
         for event_id in dict.fromkeys(event_ids):
             snapshot = found.get(event_id)
-            status = snapshot.get("status") if snapshot and snapshot.exists else None
+            status = snapshot.get(STATUS) if snapshot and snapshot.exists else None
             if status == EventStatus.FAILED.value:
                 chosen.append(snapshot)
             else:
                 skipped[event_id] = f"status is {status}" if status else "no such event"
         pages_of_chosen = [chosen[i : i + PAGE_SIZE] for i in range(0, len(chosen), PAGE_SIZE)]
         return RequeuePlan(len(chosen), lambda: iter(pages_of_chosen), skipped)
-    query = events.where(filter=FieldFilter("status", "==", EventStatus.FAILED.value))
+    query = events.where(filter=FieldFilter(STATUS, "==", EventStatus.FAILED.value))
     if event_type is not None:
-        query = query.where(filter=FieldFilter("eventType", "==", event_type))
+        query = query.where(filter=FieldFilter(EVENT_TYPE, "==", event_type))
     query = query.order_by("__name__")
     return RequeuePlan(count(query), lambda: pages(query))
 
@@ -101,10 +101,10 @@ def preview(plan: RequeuePlan, limit: int) -> list[tuple[str, Any, str]]:
             if len(rows) >= limit:
                 return rows
             data = snapshot.to_dict() or {}
-            error = " ".join(str(data.get("lastError") or "(none)").split())
+            error = " ".join(str(data.get(LAST_ERROR) or "(none)").split())
             if len(error) > PREVIEW_ERROR_CHARS:
                 error = error[: PREVIEW_ERROR_CHARS - 3] + "..."
-            rows.append((snapshot.id, data.get("attempts", "?"), error))
+            rows.append((snapshot.id, data.get(ATTEMPTS, "?"), error))
         if len(rows) >= limit:
             break
     return rows

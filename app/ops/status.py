@@ -11,8 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from app.domain import EventStatus
 from app.ops.scan import count, count_at, pages
+from app.outbox_fields import (
+    CREATED_AT,
+    LAST_ERROR,
+    NEXT_ATTEMPT_AT,
+    STATUS,
+    UPDATED_AT,
+    EventStatus,
+)
 from app.relay.leases import LeaseStore
 from app.relay.unscheduled import find_unscheduled
 
@@ -70,12 +77,12 @@ def read_status(
     counts = count_by_status(db, collection)
     store = LeaseStore(db, collection, timeout=timeout)
     expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
-    due = count(store.due_query(EventStatus.PENDING, "nextAttemptAt", now, 1 << 30))
-    stuck = count(store.due_query(EventStatus.PROCESSING, "updatedAt", expired_before, 1 << 30))
+    due = count(store.due_query(EventStatus.PENDING, NEXT_ATTEMPT_AT, now, 1 << 30))
+    stuck = count(store.due_query(EventStatus.PROCESSING, UPDATED_AT, expired_before, 1 << 30))
     waiting = oldest_waiting(store, now, expired_before)
     unscheduled = find_unscheduled(store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
     for snapshot in unscheduled.found:  # eligible since they were created
-        created = snapshot.get("createdAt")
+        created = snapshot.get(CREATED_AT)
         if isinstance(created, datetime.datetime):
             waiting.append((now - created, snapshot.id))
     lag, oldest = max(waiting) if waiting else (None, None)
@@ -104,7 +111,7 @@ def count_by_status(
     counts: dict[str, int] = {}
     read_time = None
     for status in EventStatus:
-        query = events.where(filter=FieldFilter("status", "==", status.value))
+        query = events.where(filter=FieldFilter(STATUS, "==", status.value))
         timeout = None if deadline is None else _left(deadline)
         counts[status.value], read_time = count_at(query, read_time, timeout=timeout)
     return counts
@@ -125,9 +132,9 @@ def oldest_waiting(
     their ids (the relay's own due-event queries, one document each)."""
     waiting: list[tuple[datetime.timedelta, str]] = []
     for snapshot in store.pending(now, 1):
-        waiting.append((now - snapshot.get("nextAttemptAt"), snapshot.id))
+        waiting.append((now - snapshot.get(NEXT_ATTEMPT_AT), snapshot.id))
     for snapshot in store.abandoned(expired_before, 1):
-        waiting.append((expired_before - snapshot.get("updatedAt"), snapshot.id))
+        waiting.append((expired_before - snapshot.get(UPDATED_AT), snapshot.id))
     return waiting
 
 
@@ -154,9 +161,9 @@ def backlog_reader(
 
 
 def _failures(events: Any, limit: int) -> Counter[str]:
-    failed = events.where(filter=FieldFilter("status", "==", EventStatus.FAILED.value))
+    failed = events.where(filter=FieldFilter(STATUS, "==", EventStatus.FAILED.value))
     by_error: Counter[str] = Counter()
-    for page in pages(failed.select(["lastError"]).order_by("__name__"), limit=limit):
+    for page in pages(failed.select([LAST_ERROR]).order_by("__name__"), limit=limit):
         for snapshot in page:
-            by_error[str((snapshot.to_dict() or {}).get("lastError") or "(none)")] += 1
+            by_error[str((snapshot.to_dict() or {}).get(LAST_ERROR) or "(none)")] += 1
     return by_error

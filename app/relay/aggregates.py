@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from app.cas import WriteOutcome
+from app.outbox_fields import AGGREGATE_ID
 from app.relay.publishers import Outcome, PublishResult
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Aggregates:
 
     def key(self, document: Found) -> str:
         data = document.to_dict() or {}
-        aggregate = data.get("aggregateId")
+        aggregate = data.get(AGGREGATE_ID)
         if self._ordered and isinstance(aggregate, str):
             return aggregate
         return "\0" + document.id  # unordered, or no usable aggregate: a queue of its own

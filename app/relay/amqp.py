@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime
 import logging
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -32,8 +31,8 @@ import pika
 from pika.spec import BasicProperties
 
 from app.masking import masker
-from app.relay.amqp_address import parameters_for
-from app.relay.amqp_link import Link, LinkClosed, LinkTimeout
+from app.relay.amqp_link import LinkClosed, LinkTimeout
+from app.relay.amqp_pool import LinkPool
 from app.relay.publishers import (
     Delivery,
     Outcome,
@@ -52,9 +51,6 @@ if TYPE_CHECKING:
 
 # AMQP 0-9-1 short strings (message id, type, routing key) are at most 255 bytes.
 MAX_SHORT_STRING = 255
-# A pooled connection idle this long is replaced: it may have missed the broker's heartbeats
-# (only polled while publishing) and the broker may have closed it.
-MAX_IDLE_SECONDS = 30.0
 _TOO_LARGE = 406  # PRECONDITION_FAILED: RabbitMQ's answer to a message over max_message_size
 
 
@@ -68,20 +64,17 @@ class AmqpTarget:
 
 
 class AmqpPublisher:
-    """Publishes each event on a pooled connection (at most `pool_size` open, each used by one
-    thread at a time: pika connections are not thread-safe); every attempt ends by its
-    deadline, at most `connect_timeout + read_timeout` after it starts."""
+    """Publishes each event on a pooled connection (`app.relay.amqp_pool`: at most
+    `pool_size` open, default 16, each used by one thread at a time); every attempt ends by
+    its deadline, at most `connect_timeout + read_timeout` after it starts."""
 
     def __init__(self, target: AmqpTarget, **options: Unpack[PublisherOptions]) -> None:
         check_options(options)
         self._target = target
-        self._connect_timeout = options["connect_timeout"]
         self._bound = options["connect_timeout"] + options["read_timeout"]
         self._signer = options.get("signer")
         self._mask = masker([*url_secrets(target.url), *options.get("secrets", ())])
-        self._idle: list[Link] = []
-        self._closed = False
-        self._lock = threading.Lock()
+        self._pool = LinkPool(target.url, options["connect_timeout"], options.get("pool_size", 16))
         pika_logger = logging.getLogger("pika")
         if pika_logger.level == logging.NOTSET:  # its INFO is a line per connection and channel
             pika_logger.setLevel(logging.WARNING)
@@ -96,21 +89,21 @@ class AmqpPublisher:
         properties = self._properties(delivery)
         link = None
         try:
-            link = self._take(deadline)
+            link = self._pool.take(deadline)
             confirm = link.publish(
                 self._target.exchange, routing_key, delivery.body, properties, deadline
             )
         except LinkTimeout as exc:
-            self._drop(link, deadline)
+            self._pool.drop(link, deadline)
             return self._failure(Outcome.RETRY, f"timeout: AMQP: {exc}")
         except LinkClosed as exc:
-            self._drop(link, deadline)
+            self._pool.drop(link, deadline)
             outcome = Outcome.REJECTED if exc.reply_code == _TOO_LARGE else Outcome.CHANNEL
             return self._failure(outcome, f"ConnectionError: AMQP: {exc}")
         except BaseException:
-            self._drop(link, deadline)  # a bug or an interrupt: the link's state is unknown
+            self._pool.drop(link, deadline)  # a bug or an interrupt: the link's state is unknown
             raise
-        self._give(link)
+        self._pool.give(link)
         if not confirm.acked:
             return self._failure(Outcome.RETRY, "AMQP: the broker nacked the message")
         if confirm.returned is not None:
@@ -121,11 +114,7 @@ class AmqpPublisher:
 
     def close(self) -> None:
         """Close the pooled connections; one in use is closed when its publish is over."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for link in idle:
-            link.close()
+        self._pool.close()
 
     def _properties(self, delivery: Delivery) -> BasicProperties:
         attributes = cloudevent_attributes(delivery)
@@ -144,34 +133,6 @@ class AmqpPublisher:
             timestamp=_seconds(delivery.time),
             headers=headers,
         )
-
-    def _take(self, deadline: float) -> Link:
-        """An idle link that is still open, or a new one (connected within the connect
-        timeout and the deadline)."""
-        while True:
-            with self._lock:
-                link = self._idle.pop() if self._idle else None
-            if link is None:
-                break
-            if time.monotonic() - link.last_used < MAX_IDLE_SECONDS and link.usable:
-                return link
-            link.close(deadline)
-        connected_by = min(deadline, time.monotonic() + self._connect_timeout)
-        parameters = parameters_for(self._target.url, self._connect_timeout, connected_by)
-        return Link(parameters, connected_by)
-
-    def _give(self, link: Link) -> None:
-        with self._lock:
-            if not self._closed:
-                self._idle.append(link)
-                return
-        link.close()
-
-    @staticmethod
-    def _drop(link: Link | None, deadline: float) -> None:
-        """Close a link whose state is unknown (never reused), within the attempt's deadline."""
-        if link is not None:
-            link.close(deadline)
 
     def _failure(self, outcome: Outcome, error: str) -> PublishResult:
         return PublishResult(outcome, bounded_error(error, self._mask))

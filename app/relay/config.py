@@ -1,20 +1,22 @@
 """`RelayConfig`: how the relay delivers, retries and paces itself, validated in one place.
 
-This module holds the relay's own settings; each publisher family's fields, variables and
-checks are in its settings module, which `RelayConfig` inherits (`app.relay.publisher_settings`
-says how), so every setting is still one flat attribute and keyword."""
+This module holds the relay's own settings; partitioning's (`app.relay.partition_settings`),
+fan-out's (`app.relay.fan_out_settings`) and each publisher family's fields, variables and
+checks are in a settings module of their own, which `RelayConfig` inherits
+(`app.relay.publisher_settings` says how), so every setting is still one flat attribute and
+keyword."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from app.config import env_reader
+from app.config_numbers import parse_seconds, parse_whole
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.relay.amqp_settings import AmqpSettings, read_amqp
+from app.relay.fan_out_settings import FanOutSettings, read_fan_out
 from app.relay.fc_settings import FcSettings, read_fc
 from app.relay.http_settings import HttpSettings, read_http
 from app.relay.message_settings import (
@@ -23,9 +25,8 @@ from app.relay.message_settings import (
     RocketMqSettings,
     read_message_services,
 )
-from app.relay.partitions import DEFAULT_PARTITIONS, check_partitions
-from app.relay.publisher_settings import read_access_key
-from app.relay.ramp import parse_ramp
+from app.relay.partition_settings import PartitionSettings, read_partitioning
+from app.relay.publisher_settings import NumberTable, at_least, read_access_key, read_numbers
 from app.signing import parse_secrets
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
@@ -35,7 +36,14 @@ DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600.0
 
 @dataclass(frozen=True, kw_only=True)
 class RelayConfig(
-    HttpSettings, FcSettings, MnsSettings, EventBridgeSettings, RocketMqSettings, AmqpSettings
+    PartitionSettings,
+    FanOutSettings,
+    HttpSettings,
+    FcSettings,
+    MnsSettings,
+    EventBridgeSettings,
+    RocketMqSettings,
+    AmqpSettings,
 ):
     """Relay settings; build with `load_relay_config()` or directly in tests.
 
@@ -45,7 +53,8 @@ class RelayConfig(
     credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
     which Function Compute sets for a function that has a role). `signing_secrets` come from
     `RELAY_SIGNING_SECRET`, comma-separated; each delivery is signed with every one of them.
-    The publishers' fields come from their settings classes (the bases).
+    The partitioning, fan-out and publishers' fields come from their settings classes (the
+    bases).
     """
 
     publisher: str = "http"  # or one of PUBLISHERS
@@ -65,24 +74,6 @@ class RelayConfig(
     breaker_threshold: int = 3
     event_source: str | None = None
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
-    # "partition": invocations lease partitions and settle each event with one write;
-    # "event": the per-event leases of 0.2 (two writes per event, no order), kept to compare.
-    leases: str = "partition"
-    partitions: int = DEFAULT_PARTITIONS
-    ordering: str = "aggregate"  # or "none"
-    failed_head: str = "hold"  # or "skip": what a FAILED event does to its aggregate's later ones
-    partition_collection: str = "outbox_partitions"
-    partitions_per_claim: int = 4
-    # Fan-out on Function Compute (`app.relay.fan_out`): 0 turns it off.
-    fan_out_max: int = 0
-    fan_out_events: int = 2000  # events one invocation is expected to drain in its budget
-    fan_out_endpoint: str | None = None
-    fan_out_service: str | None = None
-    fan_out_function: str | None = None
-    # The ramp governor (`app.relay.ramp`): Firestore's 500/50/5 rule, off by default.
-    ramp: bool = False
-    ramp_rate: int = 500  # operations per second at first
-    ramp_step_seconds: float = 300.0  # 50% more after each step
 
     def __post_init__(self) -> None:
         self._check_partitioning()
@@ -93,12 +84,12 @@ class RelayConfig(
                 f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
             )
         check(self)
-        _at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
-        _at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
+        at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
+        at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
         if self.batch_size > MAX_WRITES_PER_BATCH:
             raise ConfigError(f"RELAY_BATCH_SIZE must be at most {MAX_WRITES_PER_BATCH}")
-        _at_least("RELAY_CONCURRENCY", self.concurrency, 1)
-        _at_least("RELAY_BREAKER_THRESHOLD", self.breaker_threshold, 1)
+        at_least("RELAY_CONCURRENCY", self.concurrency, 1)
+        at_least("RELAY_BREAKER_THRESHOLD", self.breaker_threshold, 1)
         for variable, seconds in (
             ("RELAY_BACKOFF_BASE_SECONDS", self.backoff_base_seconds),
             ("RELAY_TIME_BUDGET_SECONDS", self.time_budget_seconds),
@@ -131,34 +122,6 @@ class RelayConfig(
         except ValueError as exc:
             raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
 
-    def _check_partitioning(self) -> None:
-        for variable, value, allowed in (
-            ("RELAY_LEASES", self.leases, ("partition", "event")),
-            ("RELAY_ORDERING", self.ordering, ("aggregate", "none")),
-            ("RELAY_FAILED_HEAD", self.failed_head, ("hold", "skip")),
-        ):
-            if value not in allowed:
-                raise ConfigError(f"{variable} must be {' or '.join(allowed)}, got {value!r}")
-        check_partitions(self.partitions)
-        _at_least("RELAY_PARTITIONS_PER_CLAIM", self.partitions_per_claim, 1)
-        if not self.partition_collection.strip() or "/" in self.partition_collection:
-            raise ConfigError("RELAY_PARTITION_COLLECTION must be a collection name")
-
-    def _check_fan_out(self) -> None:
-        _at_least("RELAY_FAN_OUT_MAX", self.fan_out_max, 0)
-        _at_least("RELAY_FAN_OUT_EVENTS", self.fan_out_events, 1)
-        _at_least("RELAY_RAMP_RATE", self.ramp_rate, 1)
-        if not self.ramp_step_seconds > 0:
-            raise ConfigError(
-                f"RELAY_RAMP_STEP_SECONDS must be greater than 0, got {self.ramp_step_seconds}"
-            )
-        if self.fan_out_max:
-            self._check_function(
-                "RELAY_FAN_OUT",
-                (self.fan_out_endpoint, self.fan_out_service, self.fan_out_function),
-                "RELAY_FAN_OUT_MAX",
-            )
-
     @property
     def attempt_seconds(self) -> float:
         """The longest one attempt may take: connect and read timeout, then the settle."""
@@ -183,36 +146,26 @@ _PUBLISHER_CHECKS: dict[str, Callable[[RelayConfig], None]] = {
 PUBLISHERS = tuple(_PUBLISHER_CHECKS)
 
 
-_NUMBERS: dict[str, tuple[str, type[int] | type[float]]] = {
-    "max_attempts": ("RELAY_MAX_ATTEMPTS", int),
-    "lock_timeout_seconds": ("RELAY_LOCK_TIMEOUT_SECONDS", float),
-    "backoff_base_seconds": ("RELAY_BACKOFF_BASE_SECONDS", float),
-    "backoff_max_seconds": ("RELAY_BACKOFF_MAX_SECONDS", float),
-    "batch_size": ("RELAY_BATCH_SIZE", int),
-    "concurrency": ("RELAY_CONCURRENCY", int),
-    "time_budget_seconds": ("RELAY_TIME_BUDGET_SECONDS", float),
-    "follow_poll_seconds": ("RELAY_FOLLOW_POLL_SECONDS", float),
-    "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", float),
-    "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", float),
-    "retention_seconds": ("OUTBOX_RETENTION_SECONDS", float),
-    "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", int),
-    "partitions": ("RELAY_PARTITIONS", int),
-    "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", int),
-    "fan_out_max": ("RELAY_FAN_OUT_MAX", int),
-    "fan_out_events": ("RELAY_FAN_OUT_EVENTS", int),
-    "ramp_rate": ("RELAY_RAMP_RATE", int),
-    "ramp_step_seconds": ("RELAY_RAMP_STEP_SECONDS", float),
+_NUMBERS: NumberTable = {
+    "max_attempts": ("RELAY_MAX_ATTEMPTS", parse_whole),
+    "lock_timeout_seconds": ("RELAY_LOCK_TIMEOUT_SECONDS", parse_seconds),
+    "backoff_base_seconds": ("RELAY_BACKOFF_BASE_SECONDS", parse_seconds),
+    "backoff_max_seconds": ("RELAY_BACKOFF_MAX_SECONDS", parse_seconds),
+    "batch_size": ("RELAY_BATCH_SIZE", parse_whole),
+    "concurrency": ("RELAY_CONCURRENCY", parse_whole),
+    "time_budget_seconds": ("RELAY_TIME_BUDGET_SECONDS", parse_seconds),
+    "follow_poll_seconds": ("RELAY_FOLLOW_POLL_SECONDS", parse_seconds),
+    "http_timeout_seconds": ("RELAY_HTTP_TIMEOUT_SECONDS", parse_seconds),
+    "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", parse_seconds),
+    "retention_seconds": ("OUTBOX_RETENTION_SECONDS", parse_seconds),
+    "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", parse_whole),
 }
 
 
 def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
     """Read the relay's variables like `load_settings()` does; `ConfigError` names the bad one."""
     get = env_reader(environ)
-    numbers: dict[str, Any] = {}
-    for name, (variable, kind) in _NUMBERS.items():
-        raw = get(variable)
-        if raw is not None:
-            numbers[name] = _parse_number(variable, raw, kind)
+    numbers = read_numbers(get, _NUMBERS)
     return RelayConfig(
         publisher=(get("RELAY_PUBLISHER") or "http").lower(),
         event_source=get("RELAY_EVENT_SOURCE"),
@@ -222,14 +175,8 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         **read_amqp(get),
         **read_access_key(get),
         signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
-        leases=(get("RELAY_LEASES") or "partition").lower(),
-        ordering=(get("RELAY_ORDERING") or "aggregate").lower(),
-        failed_head=(get("RELAY_FAILED_HEAD") or "hold").lower(),
-        partition_collection=get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
-        fan_out_endpoint=get("RELAY_FAN_OUT_ENDPOINT"),
-        fan_out_service=get("RELAY_FAN_OUT_SERVICE"),
-        fan_out_function=get("RELAY_FAN_OUT_FUNCTION"),
-        ramp=parse_ramp(get("RELAY_RAMP")),
+        **read_partitioning(get),
+        **read_fan_out(get),
         **numbers,
     )
 
@@ -239,7 +186,7 @@ def read_seconds(variable: str, default: float, environ: Mapping[str, str] | Non
     raw = env_reader(environ)(variable)
     if raw is None:
         return default
-    value = float(_parse_number(variable, raw, float))
+    value = parse_seconds(variable, raw)
     if value < 0:
         raise ConfigError(f"{variable} must be at least 0, got {raw!r}")
     return value
@@ -250,19 +197,3 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
         return parse_secrets(value)
     except ValueError as exc:
         raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
-
-
-def _parse_number(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:
-    try:
-        value = kind(raw)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number of seconds"
-        raise ConfigError(f"{variable} must be {what}, got {raw!r}") from None
-    if not math.isfinite(value):
-        raise ConfigError(f"{variable} must be a finite number, got {raw!r}")
-    return value
-
-
-def _at_least(variable: str, value: int, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{variable} must be a whole number >= {minimum}, got {value!r}")

@@ -11,6 +11,15 @@ from typing import Any
 
 from google.cloud.firestore import DocumentReference, GeoPoint
 
+from app.outbox_fields import (
+    AGGREGATE_ID,
+    AGGREGATE_TYPE,
+    ATTEMPTS,
+    CREATED_AT,
+    EVENT_ID,
+    EVENT_TYPE,
+    PAYLOAD,
+)
 from app.trace_context import TRACEPARENT, TRACESTATE, trace_fields
 
 
@@ -34,24 +43,24 @@ class OutboxEvent:
     @classmethod
     def from_document(cls, document_id: str, data: Mapping[str, Any]) -> OutboxEvent:
         """Check an outbox document; raise `PoisonEvent` naming the first flaw."""
-        event_id = data.get("eventId")
+        event_id = data.get(EVENT_ID)
         if event_id != document_id:
             raise PoisonEvent(f"eventId must equal the document id, got {_short(event_id)}")
         strings = {}
-        for name in ("eventType", "aggregateType", "aggregateId"):
+        for name in (EVENT_TYPE, AGGREGATE_TYPE, AGGREGATE_ID):
             value = data.get(name)
             if not isinstance(value, str) or not value.strip():
                 raise PoisonEvent(f"{name} must be a non-empty string, got {_short(value)}")
             strings[name] = value
-        created_at = data.get("createdAt")
+        created_at = data.get(CREATED_AT)
         if not isinstance(created_at, datetime.datetime):
             raise PoisonEvent(f"createdAt must be a timestamp, got {_short(created_at)}")
-        attempts = whole_number(data.get("attempts"))
+        attempts = whole_number(data.get(ATTEMPTS))
         if attempts is None or attempts < 0:
             raise PoisonEvent(
                 f"attempts must be a whole number >= 0, got {_short(data.get('attempts'))}"
             )
-        payload = data.get("payload")
+        payload = data.get(PAYLOAD)
         if not isinstance(payload, Mapping):
             raise PoisonEvent(f"payload must be a map, got {type(payload).__name__}")
         try:
@@ -61,9 +70,9 @@ class OutboxEvent:
         trace = trace_fields(data)
         return cls(
             event_id=event_id,
-            event_type=strings["eventType"],
-            aggregate_type=strings["aggregateType"],
-            aggregate_id=strings["aggregateId"],
+            event_type=strings[EVENT_TYPE],
+            aggregate_type=strings[AGGREGATE_TYPE],
+            aggregate_id=strings[AGGREGATE_ID],
             created_at=created_at,
             attempts=attempts,
             body=body,

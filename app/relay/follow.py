@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from app.logs import log_event
+from app.outbox_fields import NEXT_ATTEMPT_AT
 from app.relay.core import Pipeline, Relay
 from app.relay.follow_partitions import follow_partitions
 from app.relay.follow_progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
@@ -199,7 +200,7 @@ def _due(
     for document in window:
         if tried.get(document.id) == document.update_time:
             continue
-        at = document.get("nextAttemptAt")
+        at = document.get(NEXT_ATTEMPT_AT)
         if isinstance(at, datetime.datetime) and at > now:
             # The window is in nextAttemptAt order: everything after this is later still.
             return due, min(longest_wait, (at - now).total_seconds())

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.cas import Change
 from app.logs import log_event
+from app.outbox_fields import LAST_ERROR
 from app.relay.aggregates import Aggregates, goes_on
 from app.relay.heads import take_head
 from app.relay.pipeline import hand_to
@@ -134,6 +135,6 @@ class HeadSender:
                 "relay.event_failed",
                 f"event {document.id} parked as FAILED: {fields.get('lastError')}",
                 eventId=document.id,
-                error=fields.get("lastError"),
+                error=fields.get(LAST_ERROR),
                 instanceId=run.instance,
             )

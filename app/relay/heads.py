@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from app.cas import Change
+from app.outbox_fields import AGGREGATE_ID, NEXT_ATTEMPT_AT, STATUS, UPDATED_AT, EventStatus
 from app.relay.event_lease import Lease
 from app.relay.partitions import HELD
 from app.relay.transitions import plan_lease
@@ -41,9 +42,9 @@ def take_head(
     was written, which bounds the publish (`app.relay.attempts`)."""
     data = document.to_dict() or {}
     lock = datetime.timedelta(seconds=config.lock_timeout_seconds)
-    due_at, updated_at = data.get("nextAttemptAt"), data.get("updatedAt")
+    due_at, updated_at = data.get(NEXT_ATTEMPT_AT), data.get(UPDATED_AT)
     waiting = isinstance(due_at, datetime.datetime) and due_at > now
-    if data.get("status") == "PROCESSING":  # an event-lease relay's lease, maybe live
+    if data.get(STATUS) == EventStatus.PROCESSING.value:  # an event-lease relay's lease, maybe live
         waiting = isinstance(updated_at, datetime.datetime) and updated_at > now - lock
     if waiting:
         return Head()
@@ -54,7 +55,7 @@ def take_head(
     if plan.kind != "leased" or plan.event is None:
         fields = dict(plan.fields)
         holds = config.ordering == "aggregate" and config.failed_head == "hold"
-        if holds and isinstance(data.get("aggregateId"), str):
+        if holds and isinstance(data.get(AGGREGATE_ID), str):
             fields[HELD] = True  # as a FAILED settle would: later runs wait for it too
         return Head(park=fields, lag_ms=lag_ms, reclaim=plan.reclaim)
     change = Change(document.reference, document.update_time, {})

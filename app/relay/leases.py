@@ -31,8 +31,8 @@ from google.cloud.firestore import FieldFilter
 
 from app import cas
 from app.cas import Change, WriteOutcome, Written
-from app.domain import EventStatus
 from app.firestore_raw import Found, run_query
+from app.outbox_fields import ATTEMPTS, NEXT_ATTEMPT_AT, STATUS, UPDATED_AT, EventStatus
 from app.relay.clock import ServerClock
 from app.relay.transitions import parked
 
@@ -58,11 +58,11 @@ class LeaseStore:
 
     def pending(self, due_by: datetime.datetime, limit: int) -> list[Found]:
         """`PENDING` events whose `nextAttemptAt` has come, oldest first."""
-        return self.run(self.due_query(EventStatus.PENDING, "nextAttemptAt", due_by, limit))
+        return self.run(self.due_query(EventStatus.PENDING, NEXT_ATTEMPT_AT, due_by, limit))
 
     def abandoned(self, leased_before: datetime.datetime, limit: int) -> list[Found]:
         """`PROCESSING` events whose lease (`updatedAt`) is older than `leased_before`."""
-        return self.run(self.due_query(EventStatus.PROCESSING, "updatedAt", leased_before, limit))
+        return self.run(self.due_query(EventStatus.PROCESSING, UPDATED_AT, leased_before, limit))
 
     def watch_pending(
         self, limit: int, on_change: Callable[[list[DocumentSnapshot[Any]]], None]
@@ -81,8 +81,8 @@ class LeaseStore:
     def window_query(self, limit: int) -> Any:
         """The first `limit` `PENDING` events by `nextAttemptAt`, due or not."""
         return (
-            self.collection.where(filter=FieldFilter("status", "==", EventStatus.PENDING.value))
-            .order_by("nextAttemptAt")
+            self.collection.where(filter=FieldFilter(STATUS, "==", EventStatus.PENDING.value))
+            .order_by(NEXT_ATTEMPT_AT)
             .limit(limit)
         )
 
@@ -91,7 +91,7 @@ class LeaseStore:
     ) -> Any:
         """Events in `status` whose `field` is at most `bound`, in `field` order."""
         return (
-            self.collection.where(filter=FieldFilter("status", "==", status.value))
+            self.collection.where(filter=FieldFilter(STATUS, "==", status.value))
             .where(filter=FieldFilter(field, "<=", bound))
             .order_by(field)
             .limit(limit)
@@ -188,7 +188,7 @@ class LeaseStore:
 def _spent(fields: Mapping[str, Any] | None) -> dict[str, Any]:
     """The attempt a refused settle was recording (with partition leases only the settle
     counts it): a park keeps it. A lease's count is not kept: nothing was sent."""
-    if fields is None or fields.get("status") == EventStatus.PROCESSING.value:
+    if fields is None or fields.get(STATUS) == EventStatus.PROCESSING.value:
         return {}
-    attempts = fields.get("attempts")
-    return {"attempts": attempts} if isinstance(attempts, int) else {}
+    attempts = fields.get(ATTEMPTS)
+    return {ATTEMPTS: attempts} if isinstance(attempts, int) else {}

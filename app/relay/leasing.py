@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from app.cas import Change, WriteOutcome
 from app.logs import log_event
+from app.outbox_fields import LAST_ERROR, NEXT_ATTEMPT_AT
 from app.relay.config import RelayConfig
 from app.relay.event_lease import Lease
 from app.relay.outcomes import count_refused
@@ -48,7 +49,7 @@ def look_for_due(
     if abandoned < limit:
         pending = store.pending(now, limit - abandoned)
         if pending:
-            oldest = pending[0].get("nextAttemptAt")
+            oldest = pending[0].get(NEXT_ATTEMPT_AT)
             lag_ms = round((now - oldest).total_seconds() * 1000)
             tally["lagMs"] = max(tally["lagMs"], lag_ms)
         snapshots += pending
@@ -101,7 +102,7 @@ def lease_batch(
                 eventId=event_id,
                 attempt=attempt,
                 errorClass=plan.kind,
-                error=plan.fields["lastError"],
+                error=plan.fields[LAST_ERROR],
                 instanceId=instance,
             )
         else:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from app.logs import log_event
+from app.outbox_fields import NEXT_ATTEMPT_AT
 from app.relay.watch_internals import give_up_when_reconnecting_in_a_loop
 
 if TYPE_CHECKING:
@@ -105,10 +106,10 @@ class Listener:
         show and, well after its last write, still does not: the listener stalled."""
         window = self.window()
         shown = {d.id for d in window}
-        last = window[-1].get("nextAttemptAt") if len(window) >= self.size else None
+        last = window[-1].get(NEXT_ATTEMPT_AT) if len(window) >= self.size else None
         settled_before = now - datetime.timedelta(seconds=STALE_AFTER_SECONDS)
         for document in due:
-            at = document.get("nextAttemptAt")
+            at = document.get(NEXT_ATTEMPT_AT)
             belongs = last is None or (isinstance(at, datetime.datetime) and at < last)
             if belongs and document.id not in shown and document.update_time < settled_before:
                 return True

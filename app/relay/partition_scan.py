@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
 from app.cas import Change, WriteOutcome, Written
-from app.domain import EventStatus
+from app.outbox_fields import CREATED_AT, NEXT_ATTEMPT_AT, STATUS, EventStatus
 from app.relay.events import OutboxEvent, PoisonEvent
 from app.relay.partitions import HELD, PARTITION, SEQUENCE, partition_of
 from app.relay.publishers import bounded_error
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from app.relay.leases import LeaseStore
 
 OPEN = [EventStatus.PENDING.value, EventStatus.PROCESSING.value]
-ORDER = ("createdAt", SEQUENCE, "__name__")
+ORDER = (CREATED_AT, SEQUENCE, "__name__")
 
 
 def open_events(store: LeaseStore, partition: int, limit: int, after: Found | None) -> Any:
@@ -43,8 +43,8 @@ def open_events(store: LeaseStore, partition: int, limit: int, after: Found | No
     `after` (a document this query returned)."""
     query = (
         store.collection.where(filter=FieldFilter(PARTITION, "==", partition))
-        .where(filter=FieldFilter("status", "in", OPEN))
-        .order_by("createdAt")
+        .where(filter=FieldFilter(STATUS, "in", OPEN))
+        .order_by(CREATED_AT)
         .order_by(SEQUENCE)
         .order_by("__name__")
         .limit(limit)
@@ -52,7 +52,7 @@ def open_events(store: LeaseStore, partition: int, limit: int, after: Found | No
     if after is not None:
         query = query.start_after(
             {
-                "createdAt": after.get("createdAt"),
+                CREATED_AT: after.get(CREATED_AT),
                 SEQUENCE: after.get(SEQUENCE),
                 "__name__": after.reference,
             }
@@ -123,7 +123,7 @@ def heal_unpartitioned(
         scanned += len(page)
         changes = [c for c in (_heal(d, partitions) for d in page) if c is not None]
         for change, written in zip(changes, store.write(changes), strict=True):
-            is_park = change.fields is not None and "status" in change.fields
+            is_park = change.fields is not None and STATUS in change.fields
             parked += written.applied and is_park
             healed += written.applied and not is_park
             if written.outcome is WriteOutcome.REFUSED:
@@ -153,10 +153,10 @@ def _heal(document: Found, partitions: int) -> Change | None:
         # Not `updatedAt`: healing is no state change, and a lease of 0.2 is timed by it.
         SEQUENCE: data[SEQUENCE] if isinstance(data.get(SEQUENCE), int) else 0,
     }
-    if not isinstance(data.get("nextAttemptAt"), datetime.datetime):
-        fields["nextAttemptAt"] = SERVER_TIMESTAMP
+    if not isinstance(data.get(NEXT_ATTEMPT_AT), datetime.datetime):
+        fields[NEXT_ATTEMPT_AT] = SERVER_TIMESTAMP
     return Change(document.reference, document.update_time, fields)
 
 
 def _open(store: LeaseStore) -> Any:
-    return store.collection.where(filter=FieldFilter("status", "in", OPEN))
+    return store.collection.where(filter=FieldFilter(STATUS, "in", OPEN))

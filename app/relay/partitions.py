@@ -18,12 +18,21 @@ import hashlib
 from collections.abc import Mapping
 
 from app.config import env_reader
+from app.config_numbers import parse_whole
 from app.errors import ConfigError
+from app.outbox_fields import HELD, PARTITION, SEQUENCE
 
-PARTITION = "partition"
-SEQUENCE = "sequence"
-# True on a FAILED event that holds its aggregate's later events (RELAY_FAILED_HEAD=hold).
-HELD = "held"
+__all__ = [
+    "DEFAULT_PARTITIONS",
+    "HELD",
+    "MAX_PARTITIONS",
+    "PARTITION",
+    "SEQUENCE",
+    "check_partitions",
+    "configured_partitions",
+    "partition_of",
+]
+
 DEFAULT_PARTITIONS = 16
 # Firestore's `in` filters and a lease read of every partition stay small below this.
 MAX_PARTITIONS = 1024
@@ -51,8 +60,4 @@ def configured_partitions(environ: Mapping[str, str] | None = None) -> int:
     raw = env_reader(environ)("RELAY_PARTITIONS")
     if raw is None:
         return DEFAULT_PARTITIONS
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"RELAY_PARTITIONS must be a whole number, got {raw!r}") from None
-    return check_partitions(value)
+    return check_partitions(parse_whole("RELAY_PARTITIONS", raw))

@@ -70,3 +70,23 @@ def flag(variable: str, value: str | None) -> bool:
     if value.lower() in ("true", "1", "yes"):
         return True
     raise ConfigError(f"{variable} must be true or false, got {value!r}")
+
+
+def at_least(variable: str, value: int, minimum: int) -> None:
+    """`ConfigError` naming `variable` unless `value` is a whole number >= `minimum`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{variable} must be a whole number >= {minimum}, got {value!r}")
+
+
+# A field's variable and its parser (`app.config_numbers`), by field name.
+NumberTable = dict[str, tuple[str, Callable[[str, str], float]]]
+
+
+def read_numbers(get: Get, table: NumberTable) -> dict[str, Any]:
+    """The fields of `table` (field: its variable and parser) whose variable is set."""
+    numbers: dict[str, Any] = {}
+    for name, (variable, parse) in table.items():
+        raw = get(variable)
+        if raw is not None:
+            numbers[name] = parse(variable, raw)
+    return numbers

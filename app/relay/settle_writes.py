@@ -18,6 +18,7 @@ import time
 from collections import Counter
 
 from app.cas import Change, WriteOutcome, Written
+from app.outbox_fields import PROCESSING_INSTANCE_ID
 from app.relay.leases import LeaseStore
 from app.relay.outcomes import TRANSIENT_ERRORS, backoff_pause
 
@@ -83,7 +84,7 @@ def _read_back(
     if not doubtful:
         return written
     tally["settlesReadBack"] += len(doubtful)
-    holding = {"processingInstanceId": instance}
+    holding = {PROCESSING_INSTANCE_ID: instance}
     try:
         found = store.landed([changes[n] for n in doubtful], holding, deadline=deadline)
     except TRANSIENT_ERRORS:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
+from app.outbox_fields import STATUS
 from app.relay.outcomes import count_refused
 from app.relay.partition_scan import OPEN, heal_unpartitioned
 from app.relay.partitions import HELD, PARTITION
@@ -72,4 +73,4 @@ def _empty_partitions(store: LeaseStore, config: RelayConfig, open_count: int) -
 
 
 def _open(store: LeaseStore) -> Any:
-    return store.collection.where(filter=FieldFilter("status", "in", OPEN))
+    return store.collection.where(filter=FieldFilter(STATUS, "in", OPEN))

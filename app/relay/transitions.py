@@ -19,15 +19,23 @@ from typing import Any
 
 from google.cloud.firestore import DELETE_FIELD, SERVER_TIMESTAMP, Increment
 
-from app.domain import EventStatus
+from app.outbox_fields import (
+    ATTEMPTS,
+    EXPIRE_AT,
+    LAST_ERROR,
+    NEXT_ATTEMPT_AT,
+    PROCESSING_INSTANCE_ID,
+    REQUEUED_AT,
+    STATUS,
+    UPDATED_AT,
+    EventStatus,
+)
 from app.relay.backoff import backoff_delay
 from app.relay.config import RelayConfig
 from app.relay.events import OutboxEvent, PoisonEvent
 from app.relay.partitions import HELD
 from app.relay.publishers import Outcome, PublishResult, bounded_error
 
-# The TTL field: a Firestore TTL policy on it deletes a PROCESSED event after its retention.
-EXPIRE_AT = "expireAt"
 # `processingInstanceId` comes from Function Compute's request id or the caller: bounded like
 # `lastError`, so a long one cannot push a document over Firestore's 1 MiB.
 MAX_INSTANCE_ID_LENGTH = 128
@@ -47,8 +55,8 @@ def plan_lease(
     document_id: str, data: Mapping[str, Any], *, instance: str, max_attempts: int
 ) -> LeasePlan:
     """The write that takes a due event: a lease, or FAILED when it can never be sent."""
-    reclaim = data.get("status") == EventStatus.PROCESSING.value
-    fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
+    reclaim = data.get(STATUS) == EventStatus.PROCESSING.value
+    fields: dict[str, Any] = {UPDATED_AT: SERVER_TIMESTAMP}
     try:
         event = OutboxEvent.from_document(document_id, data)
     except PoisonEvent as exc:
@@ -56,10 +64,10 @@ def plan_lease(
         fields.update(status=EventStatus.FAILED.value, lastError=error)
         return LeasePlan("poisoned", None, fields, reclaim)
     if reclaim:
-        holder = bounded_instance_id(str(data.get("processingInstanceId")))
-        fields["lastError"] = f"lease by {holder} abandoned during attempt {event.attempts}"
+        holder = bounded_instance_id(str(data.get(PROCESSING_INSTANCE_ID)))
+        fields[LAST_ERROR] = f"lease by {holder} abandoned during attempt {event.attempts}"
         if event.attempts >= max_attempts:
-            fields["status"] = EventStatus.FAILED.value
+            fields[STATUS] = EventStatus.FAILED.value
             return LeasePlan("exhausted", event, fields, reclaim)
     fields.update(
         status=EventStatus.PROCESSING.value,
@@ -79,7 +87,7 @@ def settlement(
 ) -> tuple[str, dict[str, Any]]:
     """How attempt number `attempt` ends: ("processed" | "retried" | "failed" | "released",
     the fields to write). `result` None means the event was never sent."""
-    fields: dict[str, Any] = {"updatedAt": SERVER_TIMESTAMP}
+    fields: dict[str, Any] = {UPDATED_AT: SERVER_TIMESTAMP}
     if result is None or result.outcome is Outcome.CHANNEL:
         # Handed back without spending the attempt: never sent, or the channel (not the
         # event) is broken. Due at once, on Firestore's clock.
@@ -89,7 +97,7 @@ def settlement(
             nextAttemptAt=SERVER_TIMESTAMP,
         )
         if result is not None:
-            fields["lastError"] = bounded_error(f"channel: {result.error or 'broken'}")
+            fields[LAST_ERROR] = bounded_error(f"channel: {result.error or 'broken'}")
         return "released", fields
     if result.outcome is Outcome.DELIVERED:
         fields.update(status=EventStatus.PROCESSED.value, processedAt=SERVER_TIMESTAMP)
@@ -124,12 +132,12 @@ def parked(reason: str | None) -> dict[str, Any]:
     """FAILED because Firestore refused the write that would have moved the event on. The
     write only shrinks the document (a shorter status, a short `lastError` or none), so it
     passes where the refused one did not."""
-    fields: dict[str, Any] = {"status": EventStatus.FAILED.value, "updatedAt": SERVER_TIMESTAMP}
+    fields: dict[str, Any] = {STATUS: EventStatus.FAILED.value, UPDATED_AT: SERVER_TIMESTAMP}
     if reason is not None:
         text = bounded_error(f"write refused by Firestore: {reason}")
         if len(text) > MAX_PARKED_REASON_LENGTH:
             text = text[: MAX_PARKED_REASON_LENGTH - 3] + "..."
-        fields["lastError"] = text
+        fields[LAST_ERROR] = text
     return fields
 
 
@@ -152,11 +160,11 @@ def requeue() -> dict[str, Any]:
     """What `outbox requeue` writes on a FAILED event: due now, with every attempt back.
     `lastError` stays, so the operator can still see why it had failed."""
     return {
-        "status": EventStatus.PENDING.value,
-        "attempts": 0,
-        "nextAttemptAt": SERVER_TIMESTAMP,
-        "updatedAt": SERVER_TIMESTAMP,
-        "requeuedAt": SERVER_TIMESTAMP,
+        STATUS: EventStatus.PENDING.value,
+        ATTEMPTS: 0,
+        NEXT_ATTEMPT_AT: SERVER_TIMESTAMP,
+        UPDATED_AT: SERVER_TIMESTAMP,
+        REQUEUED_AT: SERVER_TIMESTAMP,
         "requeues": Increment(1),
         EXPIRE_AT: DELETE_FIELD,
         HELD: False,  # its aggregate's later events wait for it again, not for an operator
@@ -176,9 +184,9 @@ def one_write_settlement(
     first: the settle itself counts the attempt and names the relay, and a FAILED event
     holds its aggregate when `RELAY_FAILED_HEAD=hold` (ordered delivery only)."""
     kind, fields = settlement(attempt, result, config, now=now, rng=rng)
-    fields["processingInstanceId"] = bounded_instance_id(instance)
+    fields[PROCESSING_INSTANCE_ID] = bounded_instance_id(instance)
     if kind != "released":
-        fields["attempts"] = attempt
+        fields[ATTEMPTS] = attempt
     if kind == "failed" and config.ordering == "aggregate" and config.failed_head == "hold":
         fields[HELD] = True
     return kind, fields

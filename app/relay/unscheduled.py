@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from app.domain import EventStatus
+from app.outbox_fields import NEXT_ATTEMPT_AT, STATUS, EventStatus
 
 if TYPE_CHECKING:
     from app.firestore_raw import Found
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 # Timestamps start at year 1; every timestamp is at least this, and nothing else matches.
 EARLIEST = datetime.datetime(1, 1, 1, tzinfo=datetime.timezone.utc)
-NEXT_ATTEMPT_AT = "nextAttemptAt"
 
 
 @dataclass(frozen=True)
@@ -79,4 +78,4 @@ def scan_query(store: LeaseStore) -> Any:
 
 
 def _pending(store: LeaseStore) -> Any:
-    return store.collection.where(filter=FieldFilter("status", "==", EventStatus.PENDING.value))
+    return store.collection.where(filter=FieldFilter(STATUS, "==", EventStatus.PENDING.value))

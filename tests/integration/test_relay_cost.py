@@ -8,7 +8,19 @@ from app.config import Settings
 from app.firestore_client import get_db_client
 from app.metering import meter
 from app.receiver import Receiver
+from app.relay import Relay
 from tests.helpers import add_orders, make_relay, outbox
+
+# A lease far longer than any run here. The tests' usual 3 s lease is renewed once half of it
+# is gone (one write per partition held) and an event lease expires after it: a run slowed
+# past 1.5 s by a loaded machine wrote 9 to 13 more documents (renewals, each one a write
+# the relay owes to keep its partitions), so the counts below were those of a fast machine.
+# What a run costs per event and per partition is pinned with no renewal due.
+LEASE_SECONDS = 120.0
+
+
+def costed_relay(db: firestore.Client, settings: Settings, url: str, **overrides: object) -> Relay:
+    return make_relay(db, settings, url, lock_timeout_seconds=LEASE_SECONDS, **overrides)
 
 
 def test_the_meter_counts_documents_received_and_writes_sent(settings: Settings) -> None:
@@ -41,7 +53,7 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     add_orders(db, settings, 120)
     relay_db = get_db_client(settings)
     counts = meter(relay_db)
-    relay = make_relay(relay_db, settings, receiver.url, batch_size=50, leases="event")
+    relay = costed_relay(relay_db, settings, receiver.url, batch_size=50, leases="event")
     summary = relay.run()
 
     assert summary["processed"] == 120
@@ -63,7 +75,7 @@ def test_with_partition_leases_each_event_costs_one_read_and_one_write(
     add_orders(db, settings, 120)
     relay_db = get_db_client(settings)
     counts = meter(relay_db)
-    relay = make_relay(relay_db, settings, receiver.url, batch_size=50)  # 16 partitions
+    relay = costed_relay(relay_db, settings, receiver.url, batch_size=50)  # 16 partitions
     summary = relay.run()
     assert summary["processed"] == 120
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
@@ -82,7 +94,7 @@ def test_with_partition_leases_each_event_costs_one_read_and_one_write(
     add_orders(db, settings, 120)
     relay_db = get_db_client(settings)
     counts = meter(relay_db)
-    assert make_relay(relay_db, settings, receiver.url, batch_size=50).run()["processed"] == 120
+    assert costed_relay(relay_db, settings, receiver.url, batch_size=50).run()["processed"] == 120
     assert counts.writes == 120 + 2 * 16  # the lease documents exist now
     assert counts.snapshot()["reads"] == 120 + 16
 
@@ -91,13 +103,13 @@ def test_a_few_open_events_claim_only_their_partitions(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
     add_orders(db, settings, 1)
-    assert make_relay(db, settings, receiver.url).run()["processed"] == 1  # leases created
+    assert costed_relay(db, settings, receiver.url).run()["processed"] == 1  # leases created
     [event_id] = set(add_orders(db, settings, 1)) - {
         e for e, v in outbox(db, settings).items() if v["status"] == "PROCESSED"
     }
     relay_db = get_db_client(settings)
     counts = meter(relay_db)
-    summary = make_relay(relay_db, settings, receiver.url).run()
+    summary = costed_relay(relay_db, settings, receiver.url).run()
     assert (summary["processed"], summary["partitionsClaimed"]) == (1, 1)
     # Its settle, and its partition claimed and released: not all 16 partitions.
     assert counts.writes == 1 + 2

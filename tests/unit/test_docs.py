@@ -19,7 +19,7 @@ def variables_read_by_the_code() -> set[str]:
         text = path.read_text()
         names |= set(re.findall(r'get\("([A-Z][A-Z0-9_]+)"\)', text))
         names |= set(re.findall(r'_ENV = "([A-Z][A-Z0-9_]+)"', text))
-        names |= set(re.findall(r'\("([A-Z][A-Z0-9_]+)", (?:int|float)\)', text))
+        names |= set(re.findall(r'\("([A-Z][A-Z0-9_]+)", (?:parse_whole|parse_seconds)\)', text))
     return names
 
 

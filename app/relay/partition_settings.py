@@ -1,0 +1,57 @@
+"""The partitioned relay's settings: per-event or partition leases, how many partitions and
+how many one claim takes, per-aggregate order and what a FAILED head event does, and where
+the partition leases live (`RELAY_LEASES`, `RELAY_PARTITIONS`, ...; `app.relay.partitions`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.config_numbers import parse_whole
+from app.errors import ConfigError
+from app.relay.partitions import DEFAULT_PARTITIONS, check_partitions
+from app.relay.publisher_settings import Get, at_least, read_numbers
+
+
+@dataclass(frozen=True, kw_only=True)
+class PartitionSettings:
+    """`leases`: "partition" (invocations lease partitions and settle each event with one
+    write) or "event" (the per-event leases of 0.2, two writes per event, no order, kept to
+    compare); `ordering`: "aggregate" or "none"; `failed_head`: "hold" or "skip"."""
+
+    leases: str = "partition"
+    partitions: int = DEFAULT_PARTITIONS
+    ordering: str = "aggregate"
+    failed_head: str = "hold"
+    partition_collection: str = "outbox_partitions"
+    partitions_per_claim: int = 4
+
+    def _check_partitioning(self) -> None:
+        for variable, value, allowed in (
+            ("RELAY_LEASES", self.leases, ("partition", "event")),
+            ("RELAY_ORDERING", self.ordering, ("aggregate", "none")),
+            ("RELAY_FAILED_HEAD", self.failed_head, ("hold", "skip")),
+        ):
+            if value not in allowed:
+                raise ConfigError(f"{variable} must be {' or '.join(allowed)}, got {value!r}")
+        check_partitions(self.partitions)
+        at_least("RELAY_PARTITIONS_PER_CLAIM", self.partitions_per_claim, 1)
+        if not self.partition_collection.strip() or "/" in self.partition_collection:
+            raise ConfigError("RELAY_PARTITION_COLLECTION must be a collection name")
+
+
+def read_partitioning(get: Get) -> dict[str, Any]:
+    """`PartitionSettings`' fields from the environment."""
+    return {
+        "leases": (get("RELAY_LEASES") or "partition").lower(),
+        "ordering": (get("RELAY_ORDERING") or "aggregate").lower(),
+        "failed_head": (get("RELAY_FAILED_HEAD") or "hold").lower(),
+        "partition_collection": get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
+        **read_numbers(
+            get,
+            {
+                "partitions": ("RELAY_PARTITIONS", parse_whole),
+                "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", parse_whole),
+            },
+        ),
+    }

@@ -1,0 +1,75 @@
+"""Every number variable, whichever loader reads it, says the same about the same mistake.
+
+Before, four parsers differed: `FIRESTORE_TIMEOUT_SECONDS=inf` and `IDEMPOTENCY_TTL_SECONDS=nan`
+were refused later with another message (the relay's said "must be a finite number")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from app.config import load_settings
+from app.config_numbers import parse_seconds, parse_whole
+from app.errors import ConfigError
+from app.idempotency.config import load_idempotency_config
+from app.relay.config import load_relay_config, read_seconds
+from app.relay.partitions import configured_partitions
+
+Loader = Callable[[Mapping[str, str]], Any]
+RELAY = {"DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/events"}
+
+SECONDS: list[tuple[str, Loader]] = [
+    ("FIRESTORE_TIMEOUT_SECONDS", load_settings),
+    ("IDEMPOTENCY_TTL_SECONDS", load_idempotency_config),
+    ("IDEMPOTENCY_LOCK_TIMEOUT_SECONDS", load_idempotency_config),
+    ("RELAY_LOCK_TIMEOUT_SECONDS", lambda env: load_relay_config({**RELAY, **env})),
+    (
+        "RELAY_FIRESTORE_TIMEOUT_SECONDS",
+        lambda env: read_seconds("RELAY_FIRESTORE_TIMEOUT_SECONDS", 1.0, env),
+    ),
+]
+WHOLE: list[tuple[str, Loader]] = [
+    ("RELAY_PARTITIONS", configured_partitions),
+    ("RELAY_PARTITIONS", lambda env: load_relay_config({**RELAY, **env})),
+    ("RELAY_BATCH_SIZE", lambda env: load_relay_config({**RELAY, **env})),
+]
+
+
+@pytest.mark.parametrize(("variable", "load"), SECONDS)
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("soon", "must be a number of seconds"),
+        ("inf", "must be a finite number"),
+        ("nan", "must be a finite number"),
+    ],
+)
+def test_seconds_read_by_any_loader_fail_alike(
+    variable: str, load: Loader, raw: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load({variable: raw})
+    assert str(refused.value) == f"{variable} {message}, got {raw!r}"
+
+
+@pytest.mark.parametrize(("variable", "load"), WHOLE)
+@pytest.mark.parametrize("raw", ["two", "2.5"])
+def test_whole_numbers_read_by_any_loader_fail_alike(variable: str, load: Loader, raw: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load({variable: raw})
+    assert str(refused.value) == f"{variable} must be a whole number, got {raw!r}"
+
+
+def test_bytes_say_what_they_count() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"^IDEMPOTENCY_MAX_REQUEST_BYTES must be a whole number of bytes, got '1.5'$",
+    ):
+        load_idempotency_config({"IDEMPOTENCY_MAX_REQUEST_BYTES": "1.5"})
+
+
+def test_what_python_reads_as_a_number_still_reads() -> None:
+    assert parse_seconds("X", " 2.5 ") == 2.5
+    assert parse_whole("X", "1_000") == 1000
