@@ -72,10 +72,23 @@ def sweep(args: argparse.Namespace, trees: dict[str, Path | None]) -> list[dict[
                 f"  {name:12s} {scenario.name:20s} {row['eventsPerSecond']:9.1f} ev/s"
                 f"  reads/ev {row['readsPerEvent']:.3f}  writes/ev {row['writesPerEvent']:.3f}"
                 f"  cpu/ev {row['cpuMsPerEvent']:.3f} ms  lost/ev {row['lostRacesPerEvent']:.3f}"
-                + (f"  added RTT {row['addedRttMs']} ms" if "addedRttMs" in row else ""),
+                + (f"  added RTT {row['addedRttMs']} ms" if "addedRttMs" in row else "")
+                + ceiling_text(row),
                 flush=True,
             )
     return median_rows(rows)
+
+
+def ceiling_text(row: dict[str, Any]) -> str:
+    """The machine's bounds in this run (`ceiling.py`), and the CPU per event behind them."""
+    bound = row.get("ceiling")
+    if not bound:
+        return ""
+    cpu = " ".join(f"{k} {v:.3f}" for k, v in bound["cpuMsPerEvent"].items())
+    return (
+        f"\n    ceiling {bound['withoutRelayCpu']} ev/s without relay CPU,"
+        f" {bound['withRelayCpu']} with it (CPU ms/ev: {cpu})"
+    )
 
 
 @contextmanager
