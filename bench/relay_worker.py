@@ -119,6 +119,12 @@ def main() -> None:
         "writes": ops.get("writes", 0),
         "cpuByThread": by_thread,
         "rpcs": {k[4:]: v for k, v in ops.items() if k.startswith("rpc:")},
+        # Documents received by kind of call (streamed ones), and the reads billed for none.
+        "readsBy": {
+            **{k[6:]: v for k, v in ops.items() if k.startswith("reads:")},
+            "emptyQueries": ops.get("emptyQueries", 0),
+            "aggregations": ops.get("aggregationReads", 0),
+        },
         "summary": dict(totals),
     }
     if spec.get("account"):

@@ -186,9 +186,11 @@ def measures(
     """The run's figures per delivered event, from the workers' reports and the downstream's."""
     summary: Counter[str] = Counter()
     rpcs: Counter[str] = Counter()
+    reads_by: Counter[str] = Counter()
     for result in results:
         summary.update(result["summary"])
         rpcs.update(result["rpcs"])
+        reads_by.update(result.get("readsBy", {}))
     if summary["processed"] != events or tally.get("distinct") != events:
         raise SystemExit(
             f"{name} in {scenario.name}: {summary['processed']} settled, "
@@ -213,6 +215,10 @@ def measures(
         # Leases lost to another relay, and settles refused because the lease had moved on.
         "lostRacesPerEvent": per_event(summary["contended"] + summary["lostLeases"]),
         "rpcs": dict(rpcs),
+        # Every read of the run by kind (`BatchGetDocuments`: the partition lease documents,
+        # missing ones too; `RunQuery`: event pages and heal scans), and the reads billed for
+        # queries that returned nothing and for aggregations (COUNTs).
+        "readsBy": dict(reads_by),
         "relaySummary": dict(summary),
         # Each relay's share: when it started and stopped (from the first start), what it
         # settled and its CPU, to tell an uneven split or an idle tail from a slow relay.

@@ -69,8 +69,9 @@ class PartitionLeases(PartitionLeaseWrites):
         rng: random.Random,
         drained_since: datetime.datetime | None,
     ) -> list[tuple[int, datetime.datetime]]:
-        # Each lease document is read once per PartitionLeases (one per run), when a claim
-        # first needs it; later claims go by what was read, written or created since.
+        # Each lease document is read once per PartitionLeases (one per Relay, kept across
+        # its runs), when a claim first needs it; later claims, in this run and the next,
+        # go by what was read, written or created since.
         # Acting on an old reading is safe: the claim is conditional on that update time,
         # so a lease changed meanwhile is refused (and forgotten, to be read again).
         wanted = [n for n in range(self.count) if n not in skipped]
