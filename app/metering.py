@@ -103,12 +103,15 @@ def _method(details: grpc.ClientCallDetails) -> str:
 
 
 def _documents_in(method: str, response: Any) -> int:
+    # On the raw protobuf: proto-plus attribute access cost the benchmark's relays about 5%
+    # of their CPU, counted as theirs.
+    raw = type(response).pb(response) if hasattr(type(response), "pb") else response
     if method == "RunQuery":
-        return 1 if response.document.name else 0
+        return 1 if raw.HasField("document") else 0
     if method == "BatchGetDocuments":  # a missing document is billed as a read too
-        return 1 if response.found.name or response.missing else 0
+        return 1 if raw.HasField("found") or raw.missing else 0
     if method == "Listen":  # a document leaving a listener's results is not billed
-        return 1 if response.document_change.target_ids else 0
+        return 1 if raw.document_change.target_ids else 0
     if method == "GetDocument":
         return 1
     return 0
