@@ -31,16 +31,27 @@ if TYPE_CHECKING:
 class OperationMeter:
     """Counts by name: `reads` (documents received), `writes` (document writes sent),
     `emptyQueries` (queries that returned nothing; Firestore bills each as one read),
-    `aggregationReads` (the reads aggregation queries are billed, see the module), one
-    `rpc:<Method>` per call and `reads:<Method>`, the documents each kind of call received."""
+    `aggregationReads` (the reads aggregation queries are billed, see the module) and one
+    `rpc:<Method>` per call; `reads_by_method()`, the documents each kind of call received."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
+        self._reads_by: Counter[str] = Counter()
 
     def add(self, **counts: int) -> None:
         with self._lock:
             self._counts.update(counts)
+
+    def add_reads(self, method: str, documents: int) -> None:
+        """`documents` received by a call of `method` (the benchmark names each read)."""
+        with self._lock:
+            self._reads_by[method] += documents
+
+    def reads_by_method(self) -> dict[str, int]:
+        """Documents received, by the gRPC method that received them (`RunQuery`, ...)."""
+        with self._lock:
+            return dict(self._reads_by)
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:
@@ -49,6 +60,7 @@ class OperationMeter:
     def reset(self) -> None:
         with self._lock:
             self._counts.clear()
+            self._reads_by.clear()
 
     @property
     def reads(self) -> int:
@@ -165,8 +177,8 @@ class _CountingStream:
         documents = _documents_in(self._method, response)
         if documents:
             self._documents += documents
-            # By method too: the benchmark names each read beyond one per event.
-            self._counter.add(reads=documents, **{f"reads:{self._method}": documents})
+            self._counter.add(reads=documents)
+            self._counter.add_reads(self._method, documents)
         return response
 
     def __getattr__(self, name: str) -> Any:
@@ -194,6 +206,7 @@ class _Interceptor(
         call = continuation(details, request)
         if method == "GetDocument" and call.exception() is None:
             self._counter.add(reads=1)
+            self._counter.add_reads(method, 1)
         return call
 
     def intercept_unary_stream(

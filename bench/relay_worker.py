@@ -136,7 +136,7 @@ def main() -> None:
         "rpcs": {k[4:]: v for k, v in ops.items() if k.startswith("rpc:")},
         # Documents received by kind of call (streamed ones), and the reads billed for none.
         "readsBy": {
-            **{k[6:]: v for k, v in ops.items() if k.startswith("reads:")},
+            **counts.reads_by_method(),
             "emptyQueries": ops.get("emptyQueries", 0),
             "aggregations": ops.get("aggregationReads", 0),
         },

@@ -29,7 +29,7 @@ def test_a_relays_next_run_reads_no_lease_document(
     first = counts.snapshot()
     assert first["reads"] == 120 + 16  # each lease document read once (missing: created)
     # Named by the call that received them: the events' pages, the lease documents' get.
-    assert (first["reads:RunQuery"], first["reads:BatchGetDocuments"]) == (120, 16)
+    assert counts.reads_by_method() == {"RunQuery": 120, "BatchGetDocuments": 16}
 
     add_orders(db, settings, 120)
     counts.reset()
