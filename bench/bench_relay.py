@@ -62,20 +62,57 @@ def sweep(args: argparse.Namespace, trees: dict[str, Path | None]) -> list[dict[
         for name, scenario in pairs[shift:] + pairs[:shift]:
             chosen = variant(name)
             events = args.reference_events if chosen.runner == "reference" else args.events
-            with nullcontext(args.emulator) if args.emulator else emulator() as host:
-                if not args.emulator:
-                    warm = SCENARIOS["downstream-0ms"]
-                    run(name, chosen, warm, WARM_UP_EVENTS, host, trees[name], args.config)
-                row = run(name, chosen, scenario, events, host, trees[name], args.config)
+            row = attempt(args, trees, name, scenario, events)
             rows.append(row)
             print(
                 f"  {name:12s} {scenario.name:20s} {row['eventsPerSecond']:9.1f} ev/s"
                 f"  reads/ev {row['readsPerEvent']:.3f}  writes/ev {row['writesPerEvent']:.3f}"
                 f"  cpu/ev {row['cpuMsPerEvent']:.3f} ms  lost/ev {row['lostRacesPerEvent']:.3f}"
-                + (f"  added RTT {row['addedRttMs']} ms" if "addedRttMs" in row else ""),
+                + (f"  added RTT {row['addedRttMs']} ms" if "addedRttMs" in row else "")
+                + ceiling_text(row),
                 flush=True,
             )
     return median_rows(rows)
+
+
+def ceiling_text(row: dict[str, Any]) -> str:
+    """The machine's bounds in this run (`ceiling.py`), and the CPU per event behind them."""
+    bound = row.get("ceiling")
+    if not bound:
+        return ""
+    cpu = " ".join(f"{k} {v:.3f}" for k, v in bound["cpuMsPerEvent"].items())
+    return (
+        f"\n    ceiling {bound['withoutRelayCpu']} ev/s without relay CPU,"
+        f" {bound['withRelayCpu']} with it (CPU ms/ev: {cpu})"
+    )
+
+
+def attempt(
+    args: argparse.Namespace,
+    trees: dict[str, Path | None],
+    name: str,
+    scenario: Scenario,
+    events: int,
+) -> dict[str, Any]:
+    """One run, on a fresh emulator warmed first (unless `--emulator`). A run that fails (on
+    a machine so busy the emulator misses the relay's Firestore deadline, say) is run once
+    more on a fresh emulator rather than losing the sweep; the row then says `retried`."""
+    chosen, failure = variant(name), None
+    for _ in range(2):
+        try:
+            with nullcontext(args.emulator) if args.emulator else emulator() as host:
+                if not args.emulator:
+                    warm = SCENARIOS["downstream-0ms"]
+                    run(name, chosen, warm, WARM_UP_EVENTS, host, trees[name], args.config)
+                row = run(name, chosen, scenario, events, host, trees[name], args.config)
+        except SystemExit as exc:
+            if failure is not None:
+                raise
+            failure = str(exc)
+            print(f"  {name} in {scenario.name} failed ({failure}): once more", flush=True)
+            continue
+        return {**row, "retried": failure} if failure else row
+    raise AssertionError("unreachable")
 
 
 @contextmanager

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ceiling import ceiling
+from process_cpu import ServerCpu, listener_pid, port_of
 from variants import Variant
 
 from app.config import Settings
@@ -74,7 +76,7 @@ def downstream(latency_ms: float) -> Iterator[dict[str, Any]]:
     """A downstream process (`downstream.py`); the yielded dict gets `url`, then its tally
     (`deliveries`, `distinct`, `latenciesMs`) when it stops."""
     with helper("downstream.py", f"--latency-ms={latency_ms}") as (url, process):
-        state: dict[str, Any] = {"url": url}
+        state: dict[str, Any] = {"url": url, "pid": process.pid}
         try:
             yield state
         finally:
@@ -144,9 +146,15 @@ def run(
     with ExitStack() as stack:
         tally = stack.enter_context(downstream(scenario.downstream_ms))
         host = emulator
+        # The servers whose CPU shares the machine with the relays (the emulator: its Java
+        # process, found by its port, under the gcloud wrapper).
+        servers = {"emulator": listener_pid(port_of(emulator)), "downstream": tally["pid"]}
         if scenario.firestore_rtt_ms:
             delay = f"--delay-ms={scenario.firestore_rtt_ms / 2}"
-            host, _ = stack.enter_context(helper("latency_proxy.py", f"--target={emulator}", delay))
+            host, proxy = stack.enter_context(
+                helper("latency_proxy.py", f"--target={emulator}", delay)
+            )
+            servers["proxy"] = proxy.pid
             slow, direct = round_trip_ms(host), round_trip_ms(emulator)
             row.update(rttMs=round(slow, 1), directRttMs=round(direct, 1))
             row["addedRttMs"] = round(slow - direct, 1)
@@ -155,6 +163,8 @@ def run(
         # The backlog is written straight to the emulator, not through the slow link.
         spec.update(url=tally["url"], config=config, seed=events, seedEmulator=emulator)
         workers = start_workers(stack, scenario.relays, spec, pythonpath)
+        server_cpu = ServerCpu(servers)
+        server_cpu.start()
         for worker in workers:  # all at once: they race for one backlog
             worker.stdin.write("go\n")  # type: ignore[union-attr]
             worker.stdin.flush()  # type: ignore[union-attr]
@@ -164,7 +174,10 @@ def run(
             if worker.wait(timeout=600) or not line:
                 raise SystemExit(f"{name} in {scenario.name}: a relay worker failed")
             results.append(json.loads(line))
-    return {**row, **measures(results, tally, events, name, scenario)}
+        spent = server_cpu.stop()
+    figures = measures(results, tally, events, name, scenario)
+    relay_cpu = sum(r["cpuSeconds"] for r in results)
+    return {**row, **figures, "ceiling": ceiling(relay_cpu, spent, events, os.cpu_count() or 1)}
 
 
 def measures(
@@ -173,9 +186,11 @@ def measures(
     """The run's figures per delivered event, from the workers' reports and the downstream's."""
     summary: Counter[str] = Counter()
     rpcs: Counter[str] = Counter()
+    reads_by: Counter[str] = Counter()
     for result in results:
         summary.update(result["summary"])
         rpcs.update(result["rpcs"])
+        reads_by.update(result.get("readsBy", {}))
     if summary["processed"] != events or tally.get("distinct") != events:
         raise SystemExit(
             f"{name} in {scenario.name}: {summary['processed']} settled, "
@@ -200,6 +215,10 @@ def measures(
         # Leases lost to another relay, and settles refused because the lease had moved on.
         "lostRacesPerEvent": per_event(summary["contended"] + summary["lostLeases"]),
         "rpcs": dict(rpcs),
+        # Every read of the run by kind (`BatchGetDocuments`: the partition lease documents,
+        # missing ones too; `RunQuery`: event pages and heal scans), and the reads billed for
+        # queries that returned nothing and for aggregations (COUNTs).
+        "readsBy": dict(reads_by),
         "relaySummary": dict(summary),
         # Each relay's share: when it started and stopped (from the first start), what it
         # settled and its CPU, to tell an uneven split or an idle tail from a slow relay.

@@ -76,6 +76,8 @@ class Relay:
         self._partition_collection = config.partition_collection
         self._fan_out_client: FanOut | None = None
         self._ramp: RampGovernor | None = None
+        # One for every run: the next run claims by what the last one wrote, unread.
+        self._leases: PartitionLeases | None = None
 
     def _fan_out(self) -> FanOut | None:
         if not self.config.fan_out_max:
@@ -128,9 +130,10 @@ class Relay:
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
         try:
             if self.config.leases == "partition":
+                self._leases = self._leases or self.partition_leases()
                 drain = PartitionDrain(
                     self._store,
-                    self.partition_leases(),
+                    self._leases,
                     self._attempts,
                     self.config,
                     self._rng,

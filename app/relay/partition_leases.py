@@ -69,16 +69,20 @@ class PartitionLeases(PartitionLeaseWrites):
         rng: random.Random,
         drained_since: datetime.datetime | None,
     ) -> list[tuple[int, datetime.datetime]]:
-        # Each lease document is read once per PartitionLeases (one per run), when a claim
-        # first needs it; later claims go by what was read, written or created since.
+        # Each lease document is read once per PartitionLeases (one per Relay, kept across
+        # its runs), when a claim first needs it; later claims, in this run and the next,
+        # go by what was read, written or created since.
         # Acting on an old reading is safe: the claim is conditional on that update time,
         # so a lease changed meanwhile is refused (and forgotten, to be read again).
         wanted = [n for n in range(self.count) if n not in skipped]
-        self._look([n for n in wanted if n not in self._known])
+        fresh = [n for n in wanted if n not in self._known]
+        self._look(fresh)
         now = self._store.clock.earliest()
         if not self._pick(wanted, want, now, drained_since):
-            # Perhaps released meanwhile: only the leases seen held by others are read again.
-            self._look([n for n in wanted if n in self._known])
+            # Perhaps released meanwhile: the leases seen held by others are read again,
+            # but not those this claim has just read.
+            just_read = set(fresh)
+            self._look([n for n in wanted if n in self._known and n not in just_read])
         start = rng.randrange(self.count)
         order = [(start + step) % self.count for step in range(self.count)]
         free = self._pick([n for n in order if n not in skipped], want, now, drained_since)

@@ -51,6 +51,12 @@ def test_a_tiny_run_counts_documents_cpu_and_the_slow_link(
         row = rows[(variant, "firestore-rtt-40ms")]
         assert row["rttMs"] >= 40
         assert row["addedRttMs"] == pytest.approx(row["rttMs"] - row["directRttMs"], abs=0.11)
+    # The machine's ceiling: every server process's CPU was found and measured (the emulator
+    # by its port, here one the harness did not start), the proxy's only behind the proxy.
+    for (_, scenario), row in rows.items():
+        cpu = row["ceiling"]["cpuMsPerEvent"]
+        assert cpu["emulator"] > 0 and ("proxy" in cpu) == (scenario == "firestore-rtt-40ms")
+        assert row["ceiling"]["withoutRelayCpu"] > row["ceiling"]["withRelayCpu"] > 0
     ratios = result["ratios"]["downstream-0ms"]["today"]
     assert ratios["overReference"] > 0
     assert result["variants"]["today"].startswith("today's relay")

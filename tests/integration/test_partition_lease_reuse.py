@@ -1,0 +1,72 @@
+"""A relay keeps what it knows of the partition leases from one run to the next: its next run
+claims by the update times its own writes returned, reading no lease document, and a lease
+changed meanwhile by another invocation is refused by the claim's precondition, not
+overwritten."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from google.cloud import firestore
+
+from app.config import Settings
+from app.firestore_client import get_db_client
+from app.metering import meter
+from app.receiver import Receiver
+from app.relay.partitions import partition_of
+from tests.helpers import add_orders, make_relay, outbox
+
+
+def test_a_relays_next_run_reads_no_lease_document(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    relay_db = get_db_client(settings)
+    counts = meter(relay_db)
+    relay = make_relay(relay_db, settings, receiver.url, batch_size=50)  # 16 partitions
+    add_orders(db, settings, 120)
+    assert relay.run()["processed"] == 120
+    first = counts.snapshot()
+    assert first["reads"] == 120 + 16  # each lease document read once (missing: created)
+    # Named by the call that received them: the events' pages, the lease documents' get.
+    assert counts.reads_by_method() == {"RunQuery": 120, "BatchGetDocuments": 16}
+
+    add_orders(db, settings, 120)
+    counts.reset()
+    summary = relay.run()
+    assert summary["processed"] == 120
+    # One read per event: the claims went by what the first run's releases returned.
+    assert counts.snapshot()["reads"] == 120
+    assert "rpc:BatchGetDocuments" not in counts.snapshot()
+    assert counts.writes == 120 + 2 * 16  # each partition claimed and released
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+
+
+def test_a_lease_taken_between_runs_is_not_drained_by_the_stale_knower(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    relay = make_relay(db, settings, receiver.url, batch_size=50, partitions=4)
+    add_orders(db, settings, 8)
+    assert relay.run()["processed"] == 8  # it now knows all four leases as free
+
+    # Another invocation claims two partitions; the first relay has not read them since.
+    # A lease that outlasts the test however slow the machine (the relay's own is 3 s).
+    other = make_relay(db, settings, receiver.url, partitions=4, lock_timeout_seconds=120)
+    other.store.count_at(other.store.collection, None)  # its clock's first reading
+    taken = other.partition_leases().claim("other", 2, rng=random.Random(5))
+    assert len(taken) == 2
+    held = {h.partition for h in taken}
+
+    before = set(outbox(db, settings))
+    ids = sorted(set(add_orders(db, settings, 40)) - before)
+    summary = relay.run()
+    events = outbox(db, settings)
+    in_held = [e for e in ids if events[e]["partition"] in held]
+    assert in_held and summary["processed"] == 40 - len(in_held)
+    assert {events[e]["status"] for e in in_held} == {"PENDING"}  # left to their holder
+    assert all(partition_of(events[e]["aggregateId"], 4) in held for e in in_held)
+
+    other.partition_leases().release(taken)
+    assert relay.run()["processed"] == len(in_held)
+    delivered = Counter(r.event_id for r in receiver.received)
+    assert all(delivered[e] == 1 for e in ids)  # none delivered twice
