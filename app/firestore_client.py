@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import weakref
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from google.auth.credentials import AnonymousCredentials
@@ -22,6 +23,34 @@ EMULATOR_DEFAULT_PROJECT = "demo-firestore-outbox"
 
 # Every client made here and still alive, for `close_clients()`.
 _made: weakref.WeakSet[firestore.Client] = weakref.WeakSet()
+# While `holding_clients()` runs: the clients made meanwhile, held strongly (see there).
+_held: list[list[firestore.Client]] = []
+
+
+def _made_now(client: firestore.Client) -> firestore.Client:
+    _made.add(client)
+    for held in _held:
+        held.append(client)
+    return client
+
+
+@contextlib.contextmanager
+def holding_clients() -> Iterator[list[firestore.Client]]:
+    """Hold every client `get_db_client()` makes inside the block until the caller has
+    closed them (`close_clients`).
+
+    For the CLI: a command interrupted by Ctrl-C leaves its call in flight, and the client is
+    freed as the exception unwinds; the freed gRPC channel's `__del__` then closes it in the
+    main thread and waits, with no timeout, for the cancelled call to be cleared, which never
+    happens while the server stays silent (py-spy: `__del__ (grpc/_channel.py)` under
+    `run_guarded`). Held, the client is closed by `close_clients` on a thread of its own,
+    waited for a bounded time."""
+    held: list[firestore.Client] = []
+    _held.append(held)
+    try:
+        yield held
+    finally:
+        _held.remove(held)
 
 
 def get_db_client(settings: Settings | None = None) -> firestore.Client:
@@ -43,8 +72,7 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
         # from a .env file or from the caller, so point it at the emulator explicitly.
         client._emulator_host = settings.emulator_host
         logger.debug("using the Firestore emulator at %s", settings.emulator_host)
-        _made.add(client)
-        return client
+        return _made_now(client)
     credentials = _service_account(settings)
     project = settings.project_id or credentials.project_id
     if not project:
@@ -52,8 +80,7 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
             "FIRESTORE_PROJECT_ID is not set and the service-account key names no project_id"
         )
     client = firestore.Client(project=project, database=settings.database, credentials=credentials)
-    _made.add(client)
-    return client
+    return _made_now(client)
 
 
 def live_clients() -> weakref.WeakSet[firestore.Client]:

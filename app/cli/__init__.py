@@ -30,7 +30,7 @@ from app.cli import (
 )
 from app.cli.failures import run_guarded
 from app.configuration import Configuration
-from app.firestore_client import close_clients, live_clients
+from app.firestore_client import close_clients, holding_clients, live_clients
 from app.logs import configure_logging
 
 COMMANDS = (status, inspect, requeue, held, purge, relay, reconcile, demo, receiver, emulator, api)
@@ -55,15 +55,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
 
     before = live_clients()  # a caller's own clients (tests run commands in-process)
-    code = run_guarded(
-        command,
-        debug=args.debug,
-        settings=lambda: config.settings if config else None,
-        secrets=lambda: config.secrets() if config else [],
-    )
-    # Now, while gRPC's threads still run: a call Ctrl-C interrupted is still open, and left
-    # to the interpreter's exit its channel's close waited for good (app.firestore_client).
-    close_clients(CLOSE_SECONDS, keep=before)
+    # The command's clients are held until closed here, on a thread, for a bounded time: a
+    # call Ctrl-C interrupted is still open, and a channel freed with it open waits for good
+    # in its `__del__`, in the main thread (app.firestore_client.holding_clients).
+    with holding_clients():
+        code = run_guarded(
+            command,
+            debug=args.debug,
+            settings=lambda: config.settings if config else None,
+            secrets=lambda: config.secrets() if config else [],
+        )
+        close_clients(CLOSE_SECONDS, keep=before)
     return code
 
 

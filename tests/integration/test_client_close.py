@@ -8,8 +8,10 @@ machine, 5 runs in 156 under six parallel stress loops)."""
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +19,7 @@ from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
 from app.config import Settings
-from app.firestore_client import close_clients, get_db_client, live_clients
+from app.firestore_client import close_clients, get_db_client, holding_clients, live_clients
 
 BOUND = 20.0  # seconds: far below the call's own 60 s deadline
 
@@ -65,3 +67,17 @@ def test_the_clients_to_keep_stay_open(settings: Settings, db: firestore.Client)
     assert not db.collection("outbox").document("x").get().exists  # still open
     with pytest.raises(ValueError, match="Channel closed"):
         made.collection("outbox").document("x").get(retry=None)
+
+
+def test_a_client_made_while_holding_outlives_its_last_reference_until_closed() -> None:
+    # The CLI holds its command's clients: one freed as a Ctrl-C unwinds would close its
+    # gRPC channel in `__del__`, in the main thread, waiting for good on an interrupted call.
+    settings = Settings(project_id="outbox-test", emulator_host="127.0.0.1:9")
+    with holding_clients() as held:
+        made = weakref.ref(get_db_client(settings))
+        gc.collect()
+        assert made() is not None and held == [made()]
+    free = weakref.ref(get_db_client(settings))  # outside the block: not held
+    gc.collect()
+    assert free() is None
+    assert held == [made()]  # the block's list is the caller's until it lets go
