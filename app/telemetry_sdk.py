@@ -69,7 +69,7 @@ def span_starter(tracer: Tracer, name: str, shared: Mapping[str, AttributeValue]
     if not _direct_allowed(tracer, len(every) + 2):
         return public
 
-    processors = getattr(tracer, "_span_processor", None)
+    processors = getattr(tracer, "span_processor", None)  # the SDK Tracer's, public in name
     checked: list[object] = [None, False]  # the processors tuple last checked, its verdict
 
     def direct(context: Context, event_id: str, attempt: int) -> Span:

@@ -78,17 +78,18 @@ def install_telemetry(signals: str = "all") -> None:
 
 def profiler() -> subprocess.Popen[bytes] | None:
     """With BENCH_PROFILE=dir, py-spy sampling the thread holding the GIL (where the CPU of
-    Python code goes) into
-    dir/relay-PID.txt (collapsed stacks, for a flame graph); its figures are then slowed by
-    the sampling: for finding where the CPU goes, not for ratios."""
+    Python code goes) into dir/relay-PID.txt (collapsed stacks, for a flame graph), at
+    BENCH_PROFILE_RATE samples a second (100 unless set); its figures are then slowed by the
+    sampling: for finding where the CPU goes, not for ratios."""
     into = os.environ.get("BENCH_PROFILE")
     if not into:
         return None
     out = os.path.join(into, f"relay-{os.getpid()}.txt")
     spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
     command = [spy, "record", "--pid", str(os.getpid()), "--format", "raw", "-o", out]
+    rate = os.environ.get("BENCH_PROFILE_RATE", "100")  # samples a second
     process = subprocess.Popen(
-        [*command, "--gil", "--rate", "100", "--nonblocking"], stdout=sys.stderr, stderr=sys.stderr
+        [*command, "--gil", "--rate", rate, "--nonblocking"], stdout=sys.stderr, stderr=sys.stderr
     )
     time.sleep(1.0)  # attached before the drain starts
     return process

@@ -132,3 +132,22 @@ def test_a_processor_of_the_app_s_own_sees_the_attributes_when_the_span_starts()
     assert seen == [{**SHARED, "messaging.message.id": "event-2", "firestore_outbox.attempt": 2}]
     ids = [(s.attributes or {})["messaging.message.id"] for s in exporter.get_finished_spans()]
     assert ids == ["event-1", "event-2"]
+
+
+def test_with_the_sdk_s_own_processors_the_span_starts_without_attributes_to_clean() -> None:
+    """The direct path is taken, not only allowed: the span is started with no attributes for
+    the SDK to clean and is given them written."""
+    provider, exporter = _provider()
+    tracer = provider.get_tracer("t")
+    given: list[object] = []
+    start_span = tracer.start_span
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        given.append(kwargs.get("attributes"))
+        return start_span(*args, **kwargs)
+
+    tracer.start_span = spying  # type: ignore[method-assign]
+    span_starter(tracer, "send h:1", SHARED)(Context(), "event-1", 1).end()
+    assert given == [None]
+    (span,) = exporter.get_finished_spans()
+    assert dict(span.attributes or {})["messaging.message.id"] == "event-1"
