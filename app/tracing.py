@@ -37,7 +37,7 @@ from opentelemetry.trace import (
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
-from app.telemetry_sdk import Starter, span_starter
+from app.telemetry_sdk import SpanStarter, begin, span_starter
 from app.trace_context import TRACE_FIELDS, TRACEPARENT, TRACESTATE, trace_fields
 
 __all__ = ["TRACEPARENT", "TRACESTATE", "TRACE_FIELDS", "creation_context", "trace_fields"]
@@ -75,9 +75,9 @@ class PublishSpans:
             "messaging.operation.name": "send",
             "messaging.operation.type": "send",
         }
-        self._start: Starter | None = None
+        self._start: SpanStarter | None = None
 
-    def _sdk_starter(self) -> Starter | None:
+    def _sdk_starter(self) -> SpanStarter | None:
         """How to start a span on the installed provider's own tracer, once there is one (a
         provider is set once per process), rather than on the API's proxy, which forwards
         every call to it."""
@@ -88,7 +88,7 @@ class PublishSpans:
         self._start = span_starter(tracer, self._name, self._attributes)
         return self._start
 
-    def span(self, event_id: str, created: Mapping[str, Any], attempt: int) -> _Attempt:
+    def span(self, event_id: str, created: Mapping[str, Any], attempt: int) -> AttemptSpan:
         """A PRODUCER span for one delivery attempt, child of the event's creation context
         `created`; as a context manager, yields the span and the trace fields the delivery
         must carry, the span current meanwhile (an instrumented HTTP client's span is its
@@ -97,31 +97,55 @@ class PublishSpans:
         if start is None:
             # No SDK: no span of our own, nothing parsed or built. The stored context passes
             # on as it is, so that a traced consumer still joins the producer's trace.
-            return _Attempt(INVALID_SPAN, current=False, carried=_stored(created))
-        return _Attempt(start(_remote_parent(created), event_id, attempt), current=True)
+            return AttemptSpan(INVALID_SPAN, _stored(created), own=False)
+        return AttemptSpan(start(_remote_parent(created), event_id, attempt))
+
+    def ahead(self, event_id: str, created: Mapping[str, Any], attempt: int) -> AttemptSpan | None:
+        """`span()` for an attempt whose publish begins later on another thread, its span
+        started now and its start time set when it is entered (`SpanStarter.ahead`: started
+        one after another, a batch's spans cost a third as much); None where the span must
+        start with its publish (no SDK: nothing to start)."""
+        start = self._start or self._sdk_starter()
+        span = None if start is None else start.ahead(_remote_parent(created), event_id, attempt)
+        if span is None:
+            return None
+        return AttemptSpan(span, _carried(span.get_span_context()), ahead=True)
 
 
-class _Attempt:
-    """`PublishSpans.span`'s context manager: a class, not `start_as_current_span`'s three
-    nested generators, as it runs once per delivery attempt."""
+class AttemptSpan:
+    """One attempt's span, as a context manager (`PublishSpans.span`): a class, not
+    `start_as_current_span`'s three nested generators, as it runs once per delivery attempt.
+    `own`: the span is ours, current while entered and ended on leaving (else there is none
+    and `carried`, the stored context, is what the delivery carries); `carried` None: the
+    span's context, formatted on entering; `ahead`: its start time is set on entering."""
 
-    __slots__ = ("_carried", "_current", "_span", "_token")
+    __slots__ = ("_ahead", "_carried", "_own", "_span", "_token")
 
-    def __init__(self, span: Span, *, current: bool, carried: dict[str, str] | None = None) -> None:
-        self._span, self._current, self._carried = span, current, carried
+    def __init__(
+        self,
+        span: Span,
+        carried: dict[str, str] | None = None,
+        *,
+        own: bool = True,
+        ahead: bool = False,
+    ) -> None:
+        self._span, self._carried, self._own, self._ahead = span, carried, own, ahead
         self._token: object = None
 
     def __enter__(self) -> tuple[Span, dict[str, str]]:
-        if not self._current:
-            return self._span, self._carried or {}
-        self._token = context_api.attach(trace.set_span_in_context(self._span))
-        return self._span, _carried(self._span.get_span_context())
+        span, carried = self._span, self._carried
+        if not self._own:
+            return span, carried or {}
+        if self._ahead:
+            begin(span)
+        self._token = context_api.attach(trace.set_span_in_context(span))
+        return span, _carried(span.get_span_context()) if carried is None else carried
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
-        if not self._current:
+        if not self._own:
             return
         context_api.detach(self._token)  # type: ignore[arg-type]
-        if isinstance(exc, Exception):  # as `use_span` does: the span says why it ended
+        if exc is not None and isinstance(exc, Exception):  # as `use_span`: why it ended
             self._span.record_exception(exc)
             self._span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
         self._span.end()
@@ -129,7 +153,7 @@ class _Attempt:
 
 def publish_span(
     system: str, destination: str, event_id: str, created: Mapping[str, Any], attempt: int
-) -> _Attempt:
+) -> AttemptSpan:
     """One attempt's PRODUCER span (`PublishSpans.span`), for a caller without a
     `PublishSpans` of its own."""
     return PublishSpans(system, destination).span(event_id, created, attempt)
@@ -172,9 +196,9 @@ def _stored(created: Mapping[str, Any]) -> dict[str, str]:
 def _carried(context: SpanContext) -> dict[str, str]:
     if not context.is_valid:
         return {}
-    carried = {
-        TRACEPARENT: f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
-    }
+    # %-formatting: half the CPU of the f-string's three format specs.
+    ids = (context.trace_id, context.span_id, context.trace_flags)
+    carried = {TRACEPARENT: "00-%032x-%016x-%02x" % ids}  # noqa: UP031
     if context.trace_state:  # most have none: no header to join
         carried[TRACESTATE] = context.trace_state.to_header()
     return carried

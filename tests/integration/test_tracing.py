@@ -4,7 +4,9 @@ on the emulator with the real relay and the reference receiver over HTTP."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,10 +17,10 @@ from opentelemetry.trace import SpanKind, StatusCode
 from app.api.app import make_orders_app
 from app.config import Settings
 from app.order_counter import OrderCounter, ReceiverConfig
-from app.receiver import Answer, Receiver
+from app.receiver import Answer, Received, Receiver
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from tests.helpers import add_raw_event, make_relay, outbox
+from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 from tests.otel import finished_spans, span_exporter
 
 SECRET = "whsec-0123456789abcdef"
@@ -104,6 +106,55 @@ def test_a_failed_attempt_is_an_error_span_and_each_attempt_its_own_span(
         assert span.attributes["firestore_outbox.outcome"] == "retry"  # type: ignore[index]
     carried = {ids(r.headers["traceparent"])[1] for r in requests}
     assert carried == {span.context.span_id for span in sends}
+
+
+def test_a_publish_span_starts_when_its_publish_begins_not_when_its_batch_is_handed_out(
+    db: firestore.Client, settings: Settings
+) -> None:
+    """The relay starts a batch's spans ahead, on the thread handing the batch out; each
+    span's start time is still its own publish's: one publishing thread, three events, each
+    span starts after the one before it ended and covers its request's arrival."""
+    add_orders(db, settings, 3)
+    arrived: list[int] = []
+
+    def slowly(_: Received) -> Answer:
+        arrived.append(time.time_ns())
+        time.sleep(0.1)
+        return Answer()
+
+    with Receiver(slowly) as receiver:
+        summary = make_relay(db, settings, receiver.url, concurrency=1).run()
+    assert summary["processed"] == 3
+    sends = sorted(
+        (span for span in finished_spans() if span.name.startswith("send ")),
+        key=lambda span: span.start_time or 0,
+    )
+    assert len(sends) == 3
+    for before, after in itertools.pairwise(sends):
+        assert (after.start_time or 0) >= (before.end_time or 0)
+    for span, moment in zip(sends, sorted(arrived), strict=True):
+        assert (span.start_time or 0) <= moment <= (span.end_time or 0)
+
+
+def test_an_attempt_handed_back_unsent_leaves_no_span(
+    db: firestore.Client, settings: Settings
+) -> None:
+    """A 401 breaks the channel after three sends: the events handed out with them, their
+    spans started ahead, go back unsent and no span says they were sent."""
+    add_orders(db, settings, 6)
+
+    def refuse(received: Received) -> Answer:
+        if not receiver.received[:-1]:  # the first: slow, so that all six are handed out
+            time.sleep(0.3)  # within the 0.5 s the attempt has
+        return Answer(401)
+
+    with Receiver(refuse) as receiver:
+        summary = make_relay(db, settings, receiver.url, concurrency=1).run()
+        sent = len(receiver.received)
+    assert (summary["stoppedBy"], sent) == ("channel", 3)
+    assert summary["leased"] > sent  # handed out, then back
+    sends = [span for span in finished_spans() if span.name.startswith("send ")]
+    assert len(sends) == sent
 
 
 def test_a_malformed_stored_traceparent_is_dropped_and_the_event_delivered(
