@@ -104,9 +104,11 @@ class PublishSpans:
         """`span()` for an attempt whose publish begins later on another thread, its span
         started now and its start time set when it is entered (`SpanStarter.ahead`: started
         one after another, a batch's spans cost a third as much); None where the span must
-        start with its publish (no SDK: nothing to start)."""
+        start with its publish."""
         start = self._start or self._sdk_starter()
-        span = None if start is None else start.ahead(_remote_parent(created), event_id, attempt)
+        if start is None:
+            return AttemptSpan(INVALID_SPAN, _stored(created), own=False)  # as `span()`
+        span = start.ahead(_remote_parent(created), event_id, attempt)
         if span is None:
             return None
         return AttemptSpan(span, _carried(span.get_span_context()), ahead=True)
