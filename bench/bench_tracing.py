@@ -69,7 +69,7 @@ def in_fresh_process(code: str, *args: str) -> Any:
 
 def together(
     host: str, events: int, order: list[str], traced: bool = False
-) -> dict[str, tuple[float, float]]:
+) -> dict[str, tuple[float, float, dict[str, float]]]:
     """One round: a relay of each setting started at the same moment (in `order`), each
     draining a backlog of its own (a project of its own on one emulator) into a downstream of
     its own; CPU ms per delivered event of each, and the CPU microseconds per event its
@@ -101,6 +101,7 @@ def together(
         name: (
             measures([reports[name]], tallies[name], events, name, SCENARIO)["cpuMsPerEvent"],
             reports[name]["telemetrySeconds"] / events * 1e6,
+            {call: s / events * 1e6 for call, s in reports[name]["telemetryByCall"].items()},
         )
         for name in SETTINGS
     }
@@ -113,6 +114,7 @@ def end_to_end(rounds: int, events: int, traced: bool = False) -> dict[str, Any]
         trace.set_tracer_provider(TracerProvider())
     cpu: dict[str, list[float]] = {name: [] for name in SETTINGS}
     telemetry: dict[str, list[float]] = {name: [] for name in SETTINGS}
+    by_call: dict[str, dict[str, list[float]]] = {name: {} for name in SETTINGS}
     with FirestoreEmulator() as emulator:
         names = list(SETTINGS)
         together(emulator.host_port, min(events, 300), names)  # warm the emulator (its JIT)
@@ -121,6 +123,8 @@ def end_to_end(rounds: int, events: int, traced: bool = False) -> dict[str, Any]
             for name in SETTINGS:
                 cpu[name].append(one[name][0])
                 telemetry[name].append(one[name][1])
+                for call, us in one[name][2].items():
+                    by_call[name].setdefault(call, []).append(us)
             shown = ", ".join(
                 f"{name} {one[name][0]:.3f} ms (telemetry {one[name][1]:.1f} us)"
                 for name in SETTINGS
@@ -129,6 +133,11 @@ def end_to_end(rounds: int, events: int, traced: bool = False) -> dict[str, Any]
     result: dict[str, Any] = {"events": events, "rounds": rounds, "tracedEvents": traced}
     result["cpuMsPerEvent"] = {name: _spread(cpu[name], 3) for name in SETTINGS}
     result["telemetryUsPerEvent"] = {name: _spread(telemetry[name], 1) for name in SETTINGS}
+    # The same, call by call (a call some round did not make counts 0 there).
+    result["telemetryUsPerEventByCall"] = {
+        name: {call: _spread(us + [0.0] * (rounds - len(us)), 1) for call, us in calls.items()}
+        for name, calls in by_call.items()
+    }
     for name in (TRACES, ALL):
         # Whole process: the SDK setting's CPU per event over the API alone's, round by round.
         costs = [on / off - 1 for off, on in zip(cpu[OFF], cpu[name], strict=True)]

@@ -145,6 +145,7 @@ def main() -> None:
     }
     if spec.get("account"):
         result["telemetrySeconds"] = telemetry.seconds
+        result["telemetryByCall"] = telemetry.by_call()
     print(json.dumps(result), flush=True)
     db.close()
 

@@ -22,27 +22,37 @@ from app import metrics, tracing
 
 
 class Account:
-    """The total CPU seconds spent in the wrapped calls, across threads. Each thread adds to
-    a total of its own (no lock shared by the relay's publishing threads, which would make
+    """The CPU seconds spent in the wrapped calls, across threads, by call. Each thread adds
+    to totals of its own (no lock shared by the relay's publishing threads, which would make
     them wait on one another and cost the relay more than it does unmeasured)."""
 
     def __init__(self) -> None:
         self._mine = threading.local()
-        self._totals: list[list[float]] = []  # one cell per thread; appended under the GIL
+        self._totals: list[dict[str, float]] = []  # one per thread; appended under the GIL
 
     @property
     def seconds(self) -> float:
         """The sum so far."""
-        return sum(total[0] for total in list(self._totals))
+        return sum(self.by_call().values())
 
-    def _total(self) -> list[float]:
-        total = getattr(self._mine, "total", None)
-        if total is None:
-            total = self._mine.total = [0.0]
-            self._totals.append(total)
-        return total
+    def by_call(self) -> dict[str, float]:
+        """The sums so far, by wrapped call (its qualified name)."""
+        sums: dict[str, float] = {}
+        for totals in list(self._totals):
+            for name, spent in list(totals.items()):
+                sums[name] = sums.get(name, 0.0) + spent
+        return sums
+
+    def _totals_of_thread(self) -> dict[str, float]:
+        totals = getattr(self._mine, "totals", None)
+        if totals is None:
+            totals = self._mine.totals = {}
+            self._totals.append(totals)
+        return totals
 
     def timed(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        name = call.__qualname__
+
         @functools.wraps(call)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             started = time.thread_time()
@@ -50,7 +60,8 @@ class Account:
                 return call(*args, **kwargs)
             finally:
                 spent = time.thread_time() - started
-                self._total()[0] += spent
+                totals = self._totals_of_thread()
+                totals[name] = totals.get(name, 0.0) + spent
 
         return wrapper
 
