@@ -37,7 +37,7 @@ from opentelemetry.trace import (
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
-from app.telemetry_sdk import SpanStarter, begin, span_starter
+from app.telemetry_sdk import Starter, span_starter
 from app.trace_context import TRACE_FIELDS, TRACEPARENT, TRACESTATE, trace_fields
 
 __all__ = ["TRACEPARENT", "TRACESTATE", "TRACE_FIELDS", "creation_context", "trace_fields"]
@@ -75,9 +75,9 @@ class PublishSpans:
             "messaging.operation.name": "send",
             "messaging.operation.type": "send",
         }
-        self._start: SpanStarter | None = None
+        self._start: Starter | None = None
 
-    def _sdk_starter(self) -> SpanStarter | None:
+    def _sdk_starter(self) -> Starter | None:
         """How to start a span on the installed provider's own tracer, once there is one (a
         provider is set once per process), rather than on the API's proxy, which forwards
         every call to it."""
@@ -88,7 +88,7 @@ class PublishSpans:
         self._start = span_starter(tracer, self._name, self._attributes)
         return self._start
 
-    def span(self, event_id: str, created: Mapping[str, Any], attempt: int) -> AttemptSpan:
+    def span(self, event_id: str, created: Mapping[str, Any], attempt: int) -> _Attempt:
         """A PRODUCER span for one delivery attempt, child of the event's creation context
         `created`; as a context manager, yields the span and the trace fields the delivery
         must carry, the span current meanwhile (an instrumented HTTP client's span is its
@@ -97,57 +97,31 @@ class PublishSpans:
         if start is None:
             # No SDK: no span of our own, nothing parsed or built. The stored context passes
             # on as it is, so that a traced consumer still joins the producer's trace.
-            return AttemptSpan(INVALID_SPAN, _stored(created), own=False)
-        return AttemptSpan(start(_remote_parent(created), event_id, attempt))
-
-    def ahead(self, event_id: str, created: Mapping[str, Any], attempt: int) -> AttemptSpan | None:
-        """`span()` for an attempt whose publish begins later on another thread, its span
-        started now and its start time set when it is entered (`SpanStarter.ahead`: started
-        one after another, a batch's spans cost a third as much); None where the span must
-        start with its publish."""
-        start = self._start or self._sdk_starter()
-        if start is None:
-            return AttemptSpan(INVALID_SPAN, _stored(created), own=False)  # as `span()`
-        span = start.ahead(_remote_parent(created), event_id, attempt)
-        if span is None:
-            return None
-        return AttemptSpan(span, _carried(span.get_span_context()), ahead=True)
+            return _Attempt(INVALID_SPAN, current=False, carried=_stored(created))
+        return _Attempt(start(_remote_parent(created), event_id, attempt), current=True)
 
 
-class AttemptSpan:
-    """One attempt's span, as a context manager (`PublishSpans.span`): a class, not
-    `start_as_current_span`'s three nested generators, as it runs once per delivery attempt.
-    `own`: the span is ours, current while entered and ended on leaving (else there is none
-    and `carried`, the stored context, is what the delivery carries); `carried` None: the
-    span's context, formatted on entering; `ahead`: its start time is set on entering."""
+class _Attempt:
+    """`PublishSpans.span`'s context manager: a class, not `start_as_current_span`'s three
+    nested generators, as it runs once per delivery attempt."""
 
-    __slots__ = ("_ahead", "_carried", "_own", "_span", "_token")
+    __slots__ = ("_carried", "_current", "_span", "_token")
 
-    def __init__(
-        self,
-        span: Span,
-        carried: dict[str, str] | None = None,
-        *,
-        own: bool = True,
-        ahead: bool = False,
-    ) -> None:
-        self._span, self._carried, self._own, self._ahead = span, carried, own, ahead
+    def __init__(self, span: Span, *, current: bool, carried: dict[str, str] | None = None) -> None:
+        self._span, self._current, self._carried = span, current, carried
         self._token: object = None
 
     def __enter__(self) -> tuple[Span, dict[str, str]]:
-        span, carried = self._span, self._carried
-        if not self._own:
-            return span, carried or {}
-        if self._ahead:
-            begin(span)
-        self._token = context_api.attach(trace.set_span_in_context(span))
-        return span, _carried(span.get_span_context()) if carried is None else carried
+        if not self._current:
+            return self._span, self._carried or {}
+        self._token = context_api.attach(trace.set_span_in_context(self._span))
+        return self._span, _carried(self._span.get_span_context())
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
-        if not self._own:
+        if not self._current:
             return
         context_api.detach(self._token)  # type: ignore[arg-type]
-        if exc is not None and isinstance(exc, Exception):  # as `use_span`: why it ended
+        if isinstance(exc, Exception):  # as `use_span` does: the span says why it ended
             self._span.record_exception(exc)
             self._span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
         self._span.end()
@@ -155,7 +129,7 @@ class AttemptSpan:
 
 def publish_span(
     system: str, destination: str, event_id: str, created: Mapping[str, Any], attempt: int
-) -> AttemptSpan:
+) -> _Attempt:
     """One attempt's PRODUCER span (`PublishSpans.span`), for a caller without a
     `PublishSpans` of its own."""
     return PublishSpans(system, destination).span(event_id, created, attempt)

@@ -1,8 +1,7 @@
 """CPU time spent in the relay's per-attempt telemetry, measured inside a real relay process.
 
-`account()` wraps the calls the relay makes for each delivery attempt (`PublishSpans.span`
-or, on the thread handing out a batch, `PublishSpans.ahead`; entering and leaving its span,
-`record_outcome`, `AttemptMetrics.record`) so that each adds
+`account()` wraps the calls the relay makes for each delivery attempt (`PublishSpans.span`,
+entering and leaving its span, `record_outcome`, `AttemptMetrics.record`) so that each adds
 the CPU time of its own thread (`time.thread_time`) to one total. Measured in the relay that
 is being benchmarked, beside that process's CPU time, the share is free of what makes two
 relay runs differ on a shared machine (the emulator's pace, other processes): both figures
@@ -69,10 +68,9 @@ class Account:
 def account() -> Account:
     """Start accounting (once per process); the `Account` fills as the relay runs."""
     total = Account()
-    spans = tracing.AttemptSpan  # the span's context manager, entered and left per attempt
+    spans = tracing._Attempt  # the span's context manager, entered and left per attempt
     for owner, name in (
         (tracing.PublishSpans, "span"),
-        (tracing.PublishSpans, "ahead"),  # on the thread handing out a batch
         (spans, "__enter__"),
         (spans, "__exit__"),
         (metrics.AttemptMetrics, "record"),

@@ -10,9 +10,7 @@ alternating round by round so that a machine getting busier slows all of them al
 figure is the median (and range) of the rounds' CPU microseconds per call (`process_time`,
 the garbage collector on, as in the relay). A tight loop keeps the code and its data in the
 CPU's caches: inside a busy relay the same calls cost more (`bench_tracing.py` measures them
-there); the breakdown says which part to cut, not what the relay pays. `usPerSpanAfterAWait`
-shows why: an attempt's span started alone after other work and a short sleep, as on a
-publishing thread, against spans started ahead 16 at a time, as the relay starts a batch's.
+there); the breakdown says which part to cut, not what the relay pays.
 """
 
 from __future__ import annotations
@@ -104,50 +102,6 @@ print(json.dumps(result))
 
 SETTINGS = ("off", "traces", "all")
 
-# A publish span started and ended as a publishing thread does, on waking from a wait (other
-# work and a sleep before it: the CPU's caches hold other things), against spans started one
-# after another in groups and ended likewise, as the relay starts a batch's spans ahead.
-AFTER_A_WAIT = """
-import json, sys, time
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-trace.set_tracer_provider(TracerProvider())
-from app import tracing
-spans, none = tracing.PublishSpans("http", "127.0.0.1:8000"), {"traceparent": None}
-n = int(sys.argv[1])
-
-def other_work():
-    json.loads(json.dumps({"a": list(range(200)), "b": "x" * 3000}))
-    time.sleep(0.0003)
-
-def cpu_per_span(group):
-    spent = 0.0
-    for _ in range(max(1, n // group)):
-        other_work()
-        started = time.thread_time()
-        ahead = [spans.ahead("e", none, 1) for _ in range(group)]
-        spent += time.thread_time() - started
-        other_work()
-        for attempt in ahead:
-            started = time.thread_time()
-            with attempt:
-                pass
-            spent += time.thread_time() - started
-    return spent / (max(1, n // group) * group) * 1e6
-
-def alone():
-    spent = 0.0
-    for _ in range(n):
-        other_work()
-        started = time.thread_time()
-        with spans.span("e", none, 1):
-            pass
-        spent += time.thread_time() - started
-    return spent / n * 1e6
-
-print(json.dumps({"alone, after a wait": alone(), "ahead, 16 at a time": cpu_per_span(16)}))
-"""
-
 
 def one_round(setting: str, calls: int) -> dict[str, float]:
     """CPU microseconds per call of each piece, in a fresh process."""
@@ -167,16 +121,6 @@ def breakdown(rounds: int, calls: int) -> dict[str, Any]:
     }
 
 
-def after_a_wait(rounds: int, calls: int) -> dict[str, Any]:
-    """CPU microseconds of an attempt's whole span (start, enter, leave, end) with the SDK's
-    tracer: started alone after a wait, and started ahead 16 at a time; fresh processes."""
-    runs: dict[str, list[float]] = {}
-    for _ in range(rounds):
-        for way, us in in_fresh_process(AFTER_A_WAIT, str(calls)).items():
-            runs.setdefault(way, []).append(us)
-    return {way: _spread(values, 2) for way, values in runs.items()}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -192,7 +136,6 @@ def main() -> None:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "usPerCall": breakdown(args.rounds, args.calls),
-        "usPerSpanAfterAWait": after_a_wait(args.rounds, args.calls // 10),
     }
     report(result, started, load_before, "tracing-breakdown.json", keep=not args.smoke)
 

@@ -21,13 +21,10 @@ from app.relay.publishers import (
     bounded_error,
     error_class,
 )
-from app.tracing import AttemptSpan, PublishSpans, messaging_system, record_outcome
+from app.tracing import PublishSpans, messaging_system, record_outcome
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from app.relay.event_lease import Lease
-    from app.relay.events import OutboxEvent
     from app.relay.pipeline import Pipeline
 
 logger = logging.getLogger("app.relay.core")
@@ -54,20 +51,9 @@ class Attempts:
             config.security_token or "",
         ]
 
-    def submit(self, lease: Lease, run: Pipeline) -> Future[PublishResult | None]:
-        """Hand the attempt to `run`'s publishing pool (`publish`). Its span, where tracing
-        can start it ahead, starts here: the thread handing out a batch starts its spans one
-        after another, at a third of the CPU of each started alone on a publishing thread."""
-        event = lease.event
-        ahead = self._spans.ahead(event.event_id, _created(event), lease.attempt)
-        return run.pool.submit(self.publish, lease, run, ahead)
-
-    def publish(
-        self, lease: Lease, run: Pipeline, ahead: AttemptSpan | None = None
-    ) -> PublishResult | None:
+    def publish(self, lease: Lease, run: Pipeline) -> PublishResult | None:
         """Publish under a lease that will outlive the publish; None (handed back unsent)
-        when there is no time left or the channel is broken. `ahead`: the attempt's span,
-        started ahead (`submit`); dropped unended if the event is handed back."""
+        when there is no time left or the channel is broken."""
         now = time.monotonic()
         # The attempt must be over before the run's budget (less the settle) and before
         # its lease expires (less the settle), whichever comes first.
@@ -78,8 +64,8 @@ class Attempts:
         if run.breaker.open:
             return None
         event = lease.event
-        attempt_span = ahead or self._spans.span(event.event_id, _created(event), lease.attempt)
-        with attempt_span as (span, carried):
+        created = {"traceparent": event.traceparent, "tracestate": event.tracestate}
+        with self._spans.span(event.event_id, created, lease.attempt) as (span, carried):
             delivery = Delivery(
                 event_id=event.event_id,
                 event_type=event.event_type,
@@ -144,8 +130,3 @@ def destination_of(config: RelayConfig) -> str:
         "amqp": config.amqp_exchange or "(default exchange)",
     }
     return names.get(config.publisher) or ""
-
-
-def _created(event: OutboxEvent) -> dict[str, str | None]:
-    """The event's stored creation context."""
-    return {"traceparent": event.traceparent, "tracestate": event.tracestate}

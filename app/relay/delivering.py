@@ -88,5 +88,5 @@ def deliver_batch(
     leases = lease_batch(store, snapshots, pipeline.instance, pipeline.tally, config)
     pipeline.in_flight.acquire(len(leases))
     for lease in leases:
-        future = attempts.submit(lease, pipeline)
+        future = pipeline.pool.submit(attempts.publish, lease, pipeline)
         future.add_done_callback(hand_to(pipeline.settler, lease))

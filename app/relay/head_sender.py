@@ -73,7 +73,7 @@ class HeadSender:
                     continue
                 run.tally["leased"] += 1
                 run.in_flight.acquire(1)
-                future = self._attempts.submit(lease, run)
+                future = run.pool.submit(self._attempts.publish, lease, run)
                 future.add_done_callback(self._published(run, key, lease))
             with aggregates.changed:
                 if stopping or run.settler.error is not None or work():

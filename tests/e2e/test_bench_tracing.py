@@ -24,13 +24,8 @@ def _smoke(script: str) -> Any:
 
 
 def test_the_breakdown_times_each_call_of_every_setting() -> None:
-    whole = _smoke("tracing_breakdown.py")
-    result = whole["usPerCall"]
+    result = _smoke("tracing_breakdown.py")["usPerCall"]
     assert set(result) == {"off", "traces", "all"}
-    # An attempt's span timed both ways the relay may start it, each from a real run.
-    ways = whole["usPerSpanAfterAWait"]
-    assert set(ways) == {"alone, after a wait", "ahead, 16 at a time"}
-    assert all(way["median"] > 0 for way in ways.values())
     assert set(result["off"]) == {
         "attempt span, stored context",
         "attempt span, no stored context",

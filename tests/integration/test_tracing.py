@@ -111,9 +111,8 @@ def test_a_failed_attempt_is_an_error_span_and_each_attempt_its_own_span(
 def test_a_publish_span_starts_when_its_publish_begins_not_when_its_batch_is_handed_out(
     db: firestore.Client, settings: Settings
 ) -> None:
-    """The relay starts a batch's spans ahead, on the thread handing the batch out; each
-    span's start time is still its own publish's: one publishing thread, three events, each
-    span starts after the one before it ended and covers its request's arrival."""
+    """One publishing thread, three events handed out together: each span starts when its
+    own publish begins (after the one before it ended) and covers its request's arrival."""
     add_orders(db, settings, 3)
     arrived: list[int] = []
 
@@ -139,8 +138,8 @@ def test_a_publish_span_starts_when_its_publish_begins_not_when_its_batch_is_han
 def test_an_attempt_handed_back_unsent_leaves_no_span(
     db: firestore.Client, settings: Settings
 ) -> None:
-    """A 401 breaks the channel after three sends: the events handed out with them, their
-    spans started ahead, go back unsent and no span says they were sent."""
+    """A 401 breaks the channel after three sends: the events handed out with them go back
+    unsent and no span says they were sent."""
     add_orders(db, settings, 6)
 
     def refuse(received: Received) -> Answer:
