@@ -93,11 +93,7 @@ def test_a_listener_stream_closed_for_good_is_reported_polled_around_and_resubsc
 ) -> None:
     caplog.set_level(logging.INFO)
     # No periodic re-read during the test: only the listener or the outage polling deliver.
-    # The first snapshot may take its time on a loaded machine (the default bound, 5 s, was
-    # missed once in 60 runs beside a drill): that is another failure, not this test's.
-    with following(
-        db, settings, receiver.url, follow_poll_seconds=3600.0, firestore_timeout_seconds=30.0
-    ) as (watches, summary):
+    with following(db, settings, receiver.url, follow_poll_seconds=3600.0) as (watches, summary):
         end_the_stream_and_deliver_around_it(db, settings, receiver, caplog, watches)
     [down] = events(caplog, "relay.listener_down")
     assert down.structured["reason"] == "stream ended"  # type: ignore[attr-defined]

@@ -27,15 +27,10 @@ def test_a_partitioned_followers_stream_closed_for_good_is_reported_and_resubscr
 ) -> None:
     caplog.set_level(logging.INFO)
     # No periodic poll during the test: only the listener and its resubscription deliver.
-    # A first snapshot slow on a loaded machine is another failure (see the per-event test).
-    with following(
-        db,
-        settings,
-        receiver.url,
-        leases="partition",
-        follow_poll_seconds=3600.0,
-        firestore_timeout_seconds=30.0,
-    ) as (watches, summary):
+    with following(db, settings, receiver.url, leases="partition", follow_poll_seconds=3600.0) as (
+        watches,
+        summary,
+    ):
         end_the_stream_and_deliver_around_it(db, settings, receiver, caplog, watches)
     [down] = events(caplog, "relay.listener_down")
     assert down.structured["reason"] == "stream ended"  # type: ignore[attr-defined]
