@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from google.api_core import exceptions as google_exceptions
 
+from app.errors import OutboxError
 from app.inbox.records import InboxStatus, Records, Result, Verdict
 
 if TYPE_CHECKING:
@@ -35,8 +36,9 @@ T = TypeVar("T")
 ROUNDS = 5
 
 
-class RaceLost(google_exceptions.Aborted):
-    """Other deliveries of the event kept writing its record first; retrying later settles it."""
+class RaceLost(OutboxError, google_exceptions.Aborted):
+    """Other deliveries of the event kept writing its record first; retrying later settles it
+    (an `Aborted`, so a consumer answers it as Firestore's failure: the sender retries)."""
 
 
 def process_in_batch(
