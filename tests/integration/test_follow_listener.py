@@ -66,7 +66,7 @@ def assert_later_downs_are_failed_resubscriptions(again: list[logging.LogRecord]
     On the emulator, calls made just after a listen stream was cancelled sometimes fail (499
     `call already cancelled`) or go unanswered: a resubscription then ends at once (`stream
     ended`) or never gets its first snapshot (`no first snapshot`), and the listener
-    subscribes again, as designed (4 of 200 stress runs). A poll's failure while the listener
+    subscribes again, as designed (4 in about 250 stress runs). A poll's failure while the listener
     is down is no listener report (it was, as `Firestore error`, in 2 of 60 runs)."""
     reasons = [r.structured["reason"] for r in again]  # type: ignore[attr-defined]
     assert set(reasons) <= {"stream ended", "no first snapshot"}, reasons
