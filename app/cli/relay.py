@@ -3,9 +3,11 @@ or with `--follow` keep delivering each event as it commits until Ctrl-C or SIGT
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import json
 import signal
+import threading
 from typing import Any
 
 from app.cli.failures import CommandFailed
@@ -18,6 +20,11 @@ from app.relay import Relay
 from app.relay.follow import Follower
 from app.relay.follow_progress import DEFAULT_PROGRESS_SECONDS
 from app.telemetry import add_metrics_port, configure_telemetry, flush
+
+# How long `outbox relay --follow` may take to stop after Ctrl-C or SIGTERM before it is
+# interrupted (a stop settles what the follower holds: well under a second when Firestore
+# answers).
+STOP_GRACE_SECONDS = 5.0
 
 
 def register(commands: Any) -> None:
@@ -79,9 +86,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 def _run(args: argparse.Namespace, relay: Relay) -> int:
     if args.follow:
         follower = Follower(relay, progress_seconds=args.progress_every)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: follower.stop())
-        summary = follower.run()
+        stopping = _StopOnSignals(follower)
+        try:
+            summary = follower.run()
+        finally:
+            stopping.cancel()
     else:
         summary = relay.run(time_budget=args.time_budget)
     print(json.dumps(summary, sort_keys=True), flush=True)
@@ -94,3 +103,35 @@ def _run(args: argparse.Namespace, relay: Relay) -> int:
             f"{summary['released']} leased events were handed back without spending an attempt"
         )
     return 0
+
+
+class _StopOnSignals:
+    """Ctrl-C or SIGTERM asks the follower to stop: it settles what it holds and returns. The
+    main thread may be in a Firestore call that does not answer (a frozen Firestore), and
+    would only come back at the call's deadline (60 s and more). So if the follower has not
+    returned `STOP_GRACE_SECONDS` after the signal, or at a second one, the command is
+    interrupted as any other is (`error: interrupted`, exit status 130, its calls cancelled
+    by `app.firestore_client.close_clients`)."""
+
+    def __init__(self, follower: Follower) -> None:
+        self._follower = follower
+        self._grace: threading.Timer | None = None
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, _frame: Any) -> None:
+        if self._grace is not None:
+            raise KeyboardInterrupt  # a second signal, or the grace is over
+        self._follower.stop()
+        # interrupt_main runs this handler again in the main thread, as a second signal would,
+        # even while it waits in a gRPC call (gRPC's waits let Python's handlers run).
+        self._grace = threading.Timer(
+            STOP_GRACE_SECONDS, _thread.interrupt_main, args=(signal.Signals(signum),)
+        )
+        self._grace.daemon = True
+        self._grace.start()
+
+    def cancel(self) -> None:
+        """The follower returned: no interruption."""
+        if self._grace is not None:
+            self._grace.cancel()

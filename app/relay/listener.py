@@ -158,18 +158,29 @@ class Listener:
 
     def down(self, reason: str, error: BaseException | None = None) -> None:
         """Close the subscription, log why (`error`, or the one its stream ended with), and
-        schedule the next one with backoff."""
+        schedule the next one with backoff. Called again while already down (a poll failed),
+        it only backs off further: `relay.listener_down` is logged when a subscription ends
+        or an outage begins."""
         error = error or self._failure
         self._failure = None
+        had_subscription = self._watch is not None
         self._close()
         self._failures += 1
         delay = min(RESUBSCRIBE_CAP_SECONDS, RESUBSCRIBE_FIRST_SECONDS * 2 ** (self._failures - 1))
         delay *= 0.5 + self._rng.random() / 2  # many followers must not come back in step
         now = time.monotonic()
         self.retry_at = now + delay
-        if self._down_since is None:
+        outage_began = self._down_since is None
+        if outage_began:
             self._down_since = now
             self._tally["listenerDown"] += 1
+        elif not had_subscription:
+            # Already down and reported: a poll failed meanwhile (the follower logs that
+            # Firestore error). No listener went down, so none is reported; only the next
+            # subscription waits longer. (The emulator answers a call made just after a
+            # listen stream was cancelled with 499 `call already cancelled`: that was
+            # reported as the listener going down a second time.)
+            return
         log_event(
             logger,
             logging.WARNING,

@@ -14,8 +14,13 @@ from app.logs import log_event
 
 logger = logging.getLogger("app.relay")
 
-# Failures of a whole call worth another try: Firestore is busy or briefly unreachable.
+# Failures of a whole call worth another try: Firestore is busy or briefly unreachable, or
+# gave up on the call (CANCELLED, as single writes already count it: the emulator answers a
+# call made just after a listen stream was cancelled so, the write landed or not, and the
+# settle's resend is read back). A call the relay cancels itself is on a closed channel,
+# whose next send raises at once.
 TRANSIENT_ERRORS = (
+    google_exceptions.Cancelled,
     google_exceptions.ServiceUnavailable,
     google_exceptions.DeadlineExceeded,
     google_exceptions.Aborted,

@@ -61,6 +61,27 @@ def events(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogRecor
     return [r for r in caplog.records if getattr(r, "structured", {}).get("event") == name]
 
 
+def assert_later_downs_are_failed_resubscriptions(again: list[logging.LogRecord]) -> None:
+    """The outage is reported once; later reports may only be the listener's own failures.
+    On the emulator, calls made just after a listen stream was cancelled sometimes fail (499
+    `call already cancelled`) or go unanswered: a resubscription then ends at once (`stream
+    ended`) or never gets its first snapshot (`no first snapshot`), and the listener
+    subscribes again, as designed (4 in about 250 stress runs). A poll's failure while the listener
+    is down is no listener report (it was, as `Firestore error`, in 2 of 60 runs)."""
+    reasons = [r.structured["reason"] for r in again]  # type: ignore[attr-defined]
+    assert set(reasons) <= {"stream ended", "no first snapshot"}, reasons
+
+
+def count_up_then_ended(again: list[logging.LogRecord]) -> int:
+    """Later reports that began an outage of their own: the emulator ended a resubscription
+    after its first snapshot (1 of 70 stress runs). Each outage is counted once."""
+    return sum(r.structured["failuresInARow"] == 1 for r in again)  # type: ignore[attr-defined]
+
+
+def live(watch: Any) -> bool:
+    return bool(watch.is_active and watch.has_pushed)
+
+
 def end_the_stream_and_deliver_around_it(
     db: firestore.Client,
     settings: Settings,
@@ -77,12 +98,12 @@ def end_the_stream_and_deliver_around_it(
     second = set(add_orders(db, settings, 1)) - {first}
     delivered = receiver.wait_for(2, timeout=20)
     assert {r.event_id for r in delivered} == {first, *second}, "blind after the stream ended"
-    for _ in range(200):  # the new subscription's first snapshot
-        if events(caplog, "relay.listener_resubscribed"):
+    for _ in range(300):  # a new subscription up (one the emulator ends is replaced)
+        if events(caplog, "relay.listener_resubscribed") and live(watches[-1]):
             break
         threading.Event().wait(0.1)
     assert events(caplog, "relay.listener_resubscribed")
-    assert len(watches) == 2 and watches[-1].is_active
+    assert len(watches) >= 2 and live(watches[-1])
     third = set(add_orders(db, settings, 1)) - {first, *second}
     delivered = receiver.wait_for(3, timeout=20)  # by the new listener: nothing polls now
     assert {r.event_id for r in delivered} == {first, *second, *third}
@@ -95,13 +116,17 @@ def test_a_listener_stream_closed_for_good_is_reported_polled_around_and_resubsc
     # No periodic re-read during the test: only the listener or the outage polling deliver.
     with following(db, settings, receiver.url, follow_poll_seconds=3600.0) as (watches, summary):
         end_the_stream_and_deliver_around_it(db, settings, receiver, caplog, watches)
-    [down] = events(caplog, "relay.listener_down")
+    down, *again = events(caplog, "relay.listener_down")
     assert down.structured["reason"] == "stream ended"  # type: ignore[attr-defined]
+    assert_later_downs_are_failed_resubscriptions(again)
     # The error is named when the client reports it: when its consumer thread, not gRPC's
     # callback, finalizes the stream first, the Watch closes with no reason at all.
     assert down.structured["errorClass"] in ("Cancelled", None)  # type: ignore[attr-defined]
     assert events(caplog, "relay.listener_polling")
-    assert summary["listenerDown"] == 1 and summary["resubscribed"] == 1
+    # One outage, unless the emulator ended a resubscription that was up (see above).
+    assert (
+        summary["listenerDown"] == 1 + count_up_then_ended(again) and summary["resubscribed"] >= 1
+    )
     assert summary["polls"] >= 1 and summary["processed"] == 3
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
 

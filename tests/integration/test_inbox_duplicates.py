@@ -3,6 +3,7 @@ run the effect once."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 
@@ -68,3 +69,27 @@ def test_concurrent_deliveries_of_one_event_run_a_plain_effect_once(db: firestor
     assert verdicts[Verdict.APPLIED] == 1
     assert set(verdicts) <= {Verdict.APPLIED, Verdict.IN_PROGRESS, Verdict.DUPLICATE}, results
     assert inbox.process(SOURCE, "e-1", send).verdict is Verdict.DUPLICATE
+
+
+def test_concurrent_transactional_deliveries_in_one_consumer_take_turns(
+    db: firestore.Client,
+) -> None:
+    # Transactions that read one record block each other's commits; redeliveries retrying
+    # together kept a drill's event locked for good. In one process they now take turns.
+    inbox = Inbox(db, "order-counter")
+    guard, running, most = threading.Lock(), [0], [0]
+
+    def slow_effect(transaction: firestore.Transaction) -> str:
+        with guard:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.2)  # still in its transaction while the others arrive
+        with guard:
+            running[0] -= 1
+        return str(counter_effect(db)(transaction))
+
+    results = in_parallel(8, lambda: inbox.process_in_transaction(SOURCE, "e-1", slow_effect))
+    verdicts = Counter(getattr(r, "verdict", r) for r in results)
+    assert most[0] == 1, results  # never two transactions of this event at once
+    assert verdicts == {Verdict.APPLIED: 1, Verdict.DUPLICATE: 7}, results
+    assert count(db) == 1

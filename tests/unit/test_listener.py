@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from app.relay import listener as listener_module
 from app.relay.listener import Listener
 
@@ -88,3 +90,29 @@ def test_a_due_event_missing_from_the_window_well_after_its_write_means_stale() 
     store.callbacks[-1](full)
     later = Doc("d", NOW - datetime.timedelta(minutes=1), NOW)
     assert not listener.stale([later], NOW)
+
+
+def test_a_poll_failing_while_the_listener_is_down_backs_off_without_a_second_report(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store, tally = FakeStore(), Counter[str]()
+    listener = make(store, tally)
+    listener.subscribe()
+    store.callbacks[-1]([])
+    store.watches[-1].is_active = False
+    listener.failed(RuntimeError("stream ended"))
+    listener.check()
+    first_delay = listener.retry_at - listener_module.time.monotonic()
+    # The follower's poll fails before the resubscription (the emulator answers a call made
+    # just after a listen stream was cancelled with 499 "call already cancelled").
+    listener.down("Firestore error", RuntimeError("499 call already cancelled"))
+    reports = [r for r in caplog.records if "listener down (" in r.getMessage()]
+    assert [r.getMessage().split(")")[0] for r in reports] == ["listener down (stream ended"]
+    assert listener.retry_at - listener_module.time.monotonic() > first_delay  # backed off
+    assert tally["listenerDown"] == 1
+    # A subscription that goes down again is reported again.
+    listener.subscribe()
+    store.watches[-1].is_active = False
+    listener.failed(RuntimeError("stream ended"))
+    listener.check()
+    assert len([r for r in caplog.records if "listener down (" in r.getMessage()]) == 2
