@@ -50,22 +50,27 @@ def process_in_batch(
     *,
     timeout: float,
     on_failure: Callable[[Exception], None],
+    on_takeover: Callable[[], None],
 ) -> Result[T]:
     """Run `effect(batch)` and commit its writes with the SUCCEEDED record of the event `key`
     (source, id), unless the record says it succeeded, is parked or is in progress. An
-    exception from `effect` is passed to `on_failure` (which records it) and re-raised."""
+    exception from `effect` is passed to `on_failure` (which records it) and re-raised.
+    `on_takeover` hears a run that counted on a record whose consumer had died (a lease of
+    `Inbox.process` that expired): applied, or failed."""
     source, event_id = key
     for _ in range(ROUNDS):
         snapshot = ref.get(timeout=timeout)
         blocked = records.blocked(snapshot)
         if blocked is not None:
             return blocked
-        attempts = records.next_attempt(snapshot)
+        attempts, stuck = records.next_attempt(snapshot), records.stuck(snapshot)
         batch = db.batch()
         try:
             value = effect(batch)
         except Exception as exc:
             on_failure(exc)
+            if stuck:
+                on_takeover()
             raise
         fields = records.leased(source, event_id, attempts, new=not snapshot.exists)
         fields.update(records.settled(InboxStatus.SUCCEEDED))
@@ -78,6 +83,8 @@ def process_in_batch(
             batch.commit(timeout=timeout)
         except (google_exceptions.AlreadyExists, google_exceptions.FailedPrecondition):
             continue  # another delivery wrote the record first: read what it wrote
+        if stuck:
+            on_takeover()
         return Result(Verdict.APPLIED, value, attempts)
     raise RaceLost(  # type: ignore[no-untyped-call]
         f"event {event_id}: other deliveries kept writing its inbox record first"

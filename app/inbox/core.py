@@ -7,9 +7,11 @@ One record per (consumer, `ce-source`, `ce-id`) in `INBOX_COLLECTION` (default `
                            |                         \\--attempts reach the bound--> PARKED
                            \\--lease expired (the consumer died)--> taken over by the next delivery
 
-An effect that is itself a Firestore write should use `process_in_transaction`: the effect's
-writes and the SUCCEEDED record commit in one transaction, so the effect happens exactly once.
-Any other effect (an e-mail, a payment API) uses `process`: the record is created PROCESSING
+An effect that only writes to Firestore should use `process_in_batch`: its writes and the
+SUCCEEDED record commit in one batch with a precondition, nothing locked (`app.inbox.batched`).
+One that must also read uses `process_in_transaction`: reads, writes and the record in one
+transaction (`app.inbox.transactional`). Either way the effect happens exactly once. Any other
+effect (an e-mail, a payment API) uses `process`: the record is created PROCESSING
 first (an atomic create: of two deliveries only one starts), the effect runs, and SUCCEEDED is
 written conditionally on the lease. A consumer that dies mid-effect leaves a PROCESSING record
 whose lease another delivery takes over once it has expired; that effect then runs again, so
@@ -22,25 +24,22 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
-import itertools
 import json
-import random
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.api_core import exceptions as google_exceptions
 from google.api_core.retry import Retry
-from google.cloud import firestore
 
 from app import cas
 from app.consumer_metrics import record_heal
 from app.errors import InvalidInput
 from app.inbox.batched import process_in_batch
-from app.inbox.failures import contended, firestore_failure, logged_instead
+from app.inbox.failures import logged_instead
 from app.inbox.flights import Flights
 from app.inbox.records import InboxStatus as Status
 from app.inbox.records import LeaseLost, Records, Result, Verdict, event_key, event_trace
+from app.inbox.transactional import process_in_transaction
 from app.tracing import process_span
 
 if TYPE_CHECKING:
@@ -53,10 +52,6 @@ if TYPE_CHECKING:
     )
 
 DEFAULT_INBOX_COLLECTION = "inbox"
-# How long one delivery keeps retrying a contended transaction before it fails (the sender
-# retries later). A record locked by a dead consumer's transaction stays locked until Firestore
-# expires it, so deliveries that waited longer would only pile up behind the lock.
-_CONTENTION_BUDGET_SECONDS = 5.0
 T = TypeVar("T")
 
 
@@ -154,57 +149,18 @@ class Inbox:
         (an Aborted or Unavailable read) is Firestore's failure, not an attempt: Aborted runs
         the transaction again, anything else is raised uncounted.
         """
-        ref, records = self.record(source, event_id), self._records
-        raised: list[Exception] = []
-        stuck: list[bool] = [False]  # whether the run that counted took over a stuck record
-
-        @firestore.transactional
-        def attempt(transaction: Transaction) -> Result[T]:
-            snapshot = ref.get(transaction=transaction, timeout=self._timeout)
-            blocked = records.blocked(snapshot)
-            if blocked is not None:
-                return blocked
-            attempts, stuck[0] = records.next_attempt(snapshot), records.stuck(snapshot)
-            try:
-                value = effect(transaction)
-            except Exception as exc:
-                if not firestore_failure(exc):
-                    raised[:] = [exc]
-                raise
-            fields = records.leased(source, event_id, attempts, new=not snapshot.exists)
-            fields.update(records.settled(Status.SUCCEEDED))
-            if snapshot.exists:  # an update keeps createdAt and an earlier attempt's lastError
-                transaction.update(ref, fields)
-            else:
-                transaction.set(ref, fields)
-            return Result(Verdict.APPLIED, value, attempts)
-
-        give_up_at = time.monotonic() + _CONTENTION_BUDGET_SECONDS
-        # One transaction per record at a time in this process (`app.inbox.flights`): the
-        # others wait their turn holding no lock, and then mostly read SUCCEEDED.
-        with self._flights.turn(ref.id, give_up_at - time.monotonic()) as ours:
-            if not ours:
-                return Result(Verdict.IN_PROGRESS, retry_after=1.0)
-            for round in itertools.count(1):
-                try:
-                    result: Result[T] = attempt(self._db.transaction(max_attempts=2))
-                except Exception as exc:
-                    if raised and raised[0] is exc:
-                        with logged_instead(event_id):
-                            self._record_failure(ref, source, event_id, exc)
-                        if stuck[0]:
-                            record_heal(self.consumer, "takeover")
-                        raise
-                    if not contended(exc) or time.monotonic() > give_up_at:
-                        raise  # Firestore's own failure: not the effect's, so not counted
-                    # Deliveries of one event that start together abort each other's commits;
-                    # spread them out, and the winner's SUCCEEDED turns the others into DUPLICATE.
-                    time.sleep(random.uniform(0, 0.05 * 2 ** min(round, 5)))
-                    continue
-                if stuck[0] and result.verdict is Verdict.APPLIED:
-                    record_heal(self.consumer, "takeover")
-                return result
-            raise AssertionError("unreachable")
+        ref = self.record(source, event_id)
+        return process_in_transaction(
+            self._db,
+            ref,
+            self._records,
+            (source, event_id),
+            effect,
+            timeout=self._timeout,
+            flights=self._flights,
+            on_failure=self._failure_recorder(ref, source, event_id),
+            on_takeover=lambda: record_heal(self.consumer, "takeover"),
+        )
 
     def process_in_batch(
         self, source: str, event_id: str, effect: Callable[[WriteBatch], T]
@@ -216,11 +172,6 @@ class Inbox:
         wrote the record first); only one call's writes commit. An exception from `effect` is
         recorded (FAILED, or PARKED at the bound) and re-raised."""
         ref = self.record(source, event_id)
-
-        def on_failure(exc: Exception) -> None:
-            with logged_instead(event_id):
-                self._record_failure(ref, source, event_id, exc)
-
         return process_in_batch(
             self._db,
             ref,
@@ -228,7 +179,8 @@ class Inbox:
             (source, event_id),
             effect,
             timeout=self._timeout,
-            on_failure=on_failure,
+            on_failure=self._failure_recorder(ref, source, event_id),
+            on_takeover=lambda: record_heal(self.consumer, "takeover"),
         )
 
     def idempotent(self, effect: Callable[[Any], T]) -> Callable[[Any], Result[T]]:
@@ -260,6 +212,18 @@ class Inbox:
     def get(self, source: str, event_id: str) -> DocumentSnapshot[Any]:
         """The record of one event as it stands (for operators and tests)."""
         return self.record(source, event_id).get(timeout=self._timeout)
+
+    def _failure_recorder(
+        self, ref: DocumentReference, source: str, event_id: str
+    ) -> Callable[[Exception], None]:
+        """`_record_failure` for one event, logged instead of raised (the effect's own
+        exception is the one its caller must hear)."""
+
+        def record(exc: Exception) -> None:
+            with logged_instead(event_id):
+                self._record_failure(ref, source, event_id, exc)
+
+        return record
 
     def _record_failure(
         self, ref: DocumentReference, source: str, event_id: str, exc: Exception

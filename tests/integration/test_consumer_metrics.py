@@ -73,6 +73,19 @@ def test_heal_actions_count_stuck_records_taken_over_or_parked_and_nothing_else(
     }
 
 
+def test_the_batch_path_counts_a_stuck_record_it_takes_over(db: firestore.Client) -> None:
+    metric_reader()
+    before = metric_points("inbox.heal.actions")
+    inbox = Inbox(db, "batch-healer", lease_seconds=LEASE)
+    died(inbox, "taken-over-in-a-batch")
+    inbox.process_in_batch(SOURCE, "fresh", lambda batch: "counted")  # nothing to heal
+    time.sleep(LEASE + 0.2)  # the dead consumer's lease expires (on the emulator's clock)
+    result = inbox.process_in_batch(SOURCE, "taken-over-in-a-batch", lambda batch: "counted")
+    assert result.verdict is Verdict.APPLIED
+    group = ("messaging.consumer.group.name", "batch-healer")
+    assert gained("inbox.heal.actions", before) == {frozenset({group, ("action", "takeover")}): 1}
+
+
 def _raise() -> None:
     raise ValueError("declined")
 

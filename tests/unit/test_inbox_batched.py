@@ -49,6 +49,7 @@ def test_a_delivery_that_keeps_losing_the_race_gives_up_as_aborted() -> None:
             lambda batch: runs.append(1),
             timeout=1.0,
             on_failure=lambda exc: None,
+            on_takeover=lambda: None,
         )
     assert len(runs) == ROUNDS  # bounded: each round ran the effect into a batch that lost
     assert isinstance(raised.value, google_exceptions.Aborted)
