@@ -149,17 +149,8 @@ class Inbox:
         (an Aborted or Unavailable read) is Firestore's failure, not an attempt: Aborted runs
         the transaction again, anything else is raised uncounted.
         """
-        ref = self.record(source, event_id)
-        return process_in_transaction(
-            self._db,
-            ref,
-            self._records,
-            (source, event_id),
-            effect,
-            timeout=self._timeout,
-            flights=self._flights,
-            on_failure=self._failure_recorder(ref, source, event_id),
-            on_takeover=lambda: record_heal(self.consumer, "takeover"),
+        return self._settled_with(  # type: ignore[no-any-return]
+            process_in_transaction, source, event_id, effect, flights=self._flights
         )
 
     def process_in_batch(
@@ -171,16 +162,30 @@ class Inbox:
         locked (`app.inbox.batched`). `effect` may be called more than once (another delivery
         wrote the record first); only one call's writes commit. An exception from `effect` is
         recorded (FAILED, or PARKED at the bound) and re-raised."""
+        return self._settled_with(process_in_batch, source, event_id, effect)  # type: ignore[no-any-return]
+
+    def _settled_with(
+        self, path: Callable[..., Any], source: str, event_id: str, effect: Any, **more: Any
+    ) -> Any:
+        """Run an effect through `path` (`app.inbox.transactional` or `.batched`), which
+        commits its writes with the SUCCEEDED record, with this inbox's record, timeout and
+        hooks: a failure recorded, a takeover counted."""
         ref = self.record(source, event_id)
-        return process_in_batch(
+
+        def record_failure(exc: Exception) -> None:
+            with logged_instead(event_id):
+                self._record_failure(ref, source, event_id, exc)
+
+        return path(
             self._db,
             ref,
             self._records,
             (source, event_id),
             effect,
             timeout=self._timeout,
-            on_failure=self._failure_recorder(ref, source, event_id),
+            on_failure=record_failure,
             on_takeover=lambda: record_heal(self.consumer, "takeover"),
+            **more,
         )
 
     def idempotent(self, effect: Callable[[Any], T]) -> Callable[[Any], Result[T]]:
@@ -212,18 +217,6 @@ class Inbox:
     def get(self, source: str, event_id: str) -> DocumentSnapshot[Any]:
         """The record of one event as it stands (for operators and tests)."""
         return self.record(source, event_id).get(timeout=self._timeout)
-
-    def _failure_recorder(
-        self, ref: DocumentReference, source: str, event_id: str
-    ) -> Callable[[Exception], None]:
-        """`_record_failure` for one event, logged instead of raised (the effect's own
-        exception is the one its caller must hear)."""
-
-        def record(exc: Exception) -> None:
-            with logged_instead(event_id):
-                self._record_failure(ref, source, event_id, exc)
-
-        return record
 
     def _record_failure(
         self, ref: DocumentReference, source: str, event_id: str, exc: Exception
