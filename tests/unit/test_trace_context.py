@@ -89,3 +89,33 @@ def test_an_all_zero_stored_trace_id_is_no_parent() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "{}"  # API only: no span of its own, nothing to carry
+
+
+def test_the_relay_writes_the_fields_the_w3c_propagator_writes_for_each_span_context() -> None:
+    from opentelemetry.trace import (
+        INVALID_SPAN_CONTEXT,
+        NonRecordingSpan,
+        SpanContext,
+        TraceFlags,
+        TraceState,
+        set_span_in_context,
+    )
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    from app.tracing import _carried
+
+    ids = (0x0AF7651916CD43DD8448EB211C80319C, 0x00AD6B7169203331)
+    contexts = [
+        SpanContext(*ids, False, TraceFlags(0x01)),  # the shared empty state
+        SpanContext(*ids, False, TraceFlags(0x03), TraceState()),  # an empty state of its own
+        SpanContext(*ids, True, TraceFlags(0x00), TraceState([("v", "1"), ("w", "xy")])),
+        SpanContext(1, 1, False, TraceFlags(0x01)),  # ids written with their leading zeros
+        INVALID_SPAN_CONTEXT,
+    ]
+    propagator = TraceContextTextMapPropagator()
+    for context in contexts:
+        expected: dict[str, str] = {}
+        propagator.inject(expected, set_span_in_context(NonRecordingSpan(context)))
+        assert _carried(context) == expected, context
+    assert _carried(contexts[2])["tracestate"] == "v=1,w=xy"
+    assert _carried(contexts[3])["traceparent"] == f"00-{1:032x}-{1:016x}-01"
