@@ -10,7 +10,9 @@ alternating round by round so that a machine getting busier slows all of them al
 figure is the median (and range) of the rounds' CPU microseconds per call (`process_time`,
 the garbage collector on, as in the relay). A tight loop keeps the code and its data in the
 CPU's caches: inside a busy relay the same calls cost more (`bench_tracing.py` measures them
-there); the breakdown says which part to cut, not what the relay pays.
+there); the breakdown says which part to cut, not what the relay pays. Given a piece's name
+after the setting and the count, the script runs that piece alone, untimed, for
+`tracing_instructions.py` to count its instructions.
 """
 
 from __future__ import annotations
@@ -89,6 +91,11 @@ calls = {
 if setting == "off":
     calls = {k: calls[k] for k in ("attempt span, stored context",
              "attempt span, no stored context", "metric record, delivered")}
+if len(sys.argv) > 3:  # one piece, untimed: its instructions are counted from outside
+    call = calls[sys.argv[3]]
+    for _ in range(n):
+        call()
+    raise SystemExit(0)
 result = {}
 for name, call in calls.items():
     for _ in range(n // 10):
