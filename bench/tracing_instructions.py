@@ -130,7 +130,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--events", type=int, nargs=2, default=[100, 600], metavar=("SMALL", "LARGE")
+        "--events", type=int, nargs=2, default=[100, 1100], metavar=("SMALL", "LARGE")
     )
     parser.add_argument("--calls", type=int, default=1000, help="calls of each piece")
     parser.add_argument("--smoke", action="store_true", help="a tiny run, nothing kept")
