@@ -21,17 +21,15 @@ Firestore's clock (the read time minus `leasedAt`), never on a consumer's.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
+import functools
 import hashlib
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.api_core import exceptions as google_exceptions
-from google.api_core.retry import Retry
 
-from app import cas
 from app.consumer_metrics import record_heal
 from app.errors import InvalidInput
 from app.inbox.batched import process_in_batch
@@ -40,6 +38,7 @@ from app.inbox.flights import Flights
 from app.inbox.records import InboxStatus as Status
 from app.inbox.records import LeaseLost, Records, Result, Verdict, event_key, event_trace
 from app.inbox.transactional import process_in_transaction
+from app.inbox.writes import record_failure, write_if_unchanged
 from app.tracing import process_span
 
 if TYPE_CHECKING:
@@ -104,6 +103,7 @@ class Inbox:
         Raises `LeaseLost` if the effect outlived its lease and another delivery took over.
         """
         ref, records = self.record(source, event_id), self._records
+        write = functools.partial(write_if_unchanged, self._db, timeout=self._timeout)
         try:
             first = records.leased(source, event_id, 1, new=True)
             leased_at = ref.create(first, timeout=self._timeout).update_time
@@ -118,11 +118,11 @@ class Inbox:
             stuck, attempts = records.stuck(snapshot), records.next_attempt(snapshot)
             if attempts > records.max_attempts:
                 parked = records.abandoned(snapshot)
-                if self._write_if_unchanged(ref, snapshot.update_time, parked) and stuck:
+                if write(ref, snapshot.update_time, parked) and stuck:
                     record_heal(self.consumer, "park")
                 return Result(Verdict.PARKED, attempts=attempts - 1)
             takeover = records.leased(source, event_id, attempts, new=False)
-            leased_at = self._write_if_unchanged(ref, snapshot.update_time, takeover)
+            leased_at = write(ref, snapshot.update_time, takeover)
             if leased_at is None:  # another delivery took it first
                 return Result(Verdict.IN_PROGRESS, attempts=attempts, retry_after=1.0)
             if stuck:
@@ -131,9 +131,9 @@ class Inbox:
             value = effect()
         except Exception as exc:
             with logged_instead(event_id):
-                self._write_if_unchanged(ref, leased_at, records.failed(attempts, exc))
+                write(ref, leased_at, records.failed(attempts, exc))
             raise
-        if self._write_if_unchanged(ref, leased_at, records.settled(Status.SUCCEEDED)) is None:
+        if write(ref, leased_at, records.settled(Status.SUCCEEDED)) is None:
             raise LeaseLost(f"event {event_id}: the lease expired before the effect finished")
         return Result(Verdict.APPLIED, value, attempts)
 
@@ -172,9 +172,11 @@ class Inbox:
         hooks: a failure recorded, a takeover counted."""
         ref = self.record(source, event_id)
 
-        def record_failure(exc: Exception) -> None:
+        def failed(exc: Exception) -> None:
             with logged_instead(event_id):
-                self._record_failure(ref, source, event_id, exc)
+                record_failure(
+                    self._db, ref, self._records, (source, event_id), exc, timeout=self._timeout
+                )
 
         return path(
             self._db,
@@ -183,7 +185,7 @@ class Inbox:
             (source, event_id),
             effect,
             timeout=self._timeout,
-            on_failure=record_failure,
+            on_failure=failed,
             on_takeover=lambda: record_heal(self.consumer, "takeover"),
             **more,
         )
@@ -217,37 +219,3 @@ class Inbox:
     def get(self, source: str, event_id: str) -> DocumentSnapshot[Any]:
         """The record of one event as it stands (for operators and tests)."""
         return self.record(source, event_id).get(timeout=self._timeout)
-
-    def _record_failure(
-        self, ref: DocumentReference, source: str, event_id: str, exc: Exception
-    ) -> None:
-        """Count a failed transactional run, unless another delivery has settled it since."""
-        snapshot = ref.get(timeout=self._timeout)
-        if self._records.blocked(snapshot) is not None:
-            return
-        attempts = self._records.next_attempt(snapshot)
-        fields = self._records.leased(source, event_id, attempts, new=not snapshot.exists)
-        fields.update(self._records.failed(attempts, exc))
-        if snapshot.exists:
-            self._write_if_unchanged(ref, snapshot.update_time, fields)
-            return
-        with contextlib.suppress(google_exceptions.Conflict):  # a concurrent delivery won
-            ref.create(fields, timeout=self._timeout)
-
-    def _write_if_unchanged(
-        self, ref: DocumentReference, update_time: datetime.datetime, fields: dict[str, Any]
-    ) -> datetime.datetime | None:
-        """Compare-and-set on the update time: the relay's primitive (`app.cas`). The new
-        update time, or None when another delivery changed the record first; a write
-        Firestore refuses raises, as an effect's caller must hear of it."""
-        [written] = cas.write_if_unchanged(
-            self._db,
-            [cas.Change(ref, update_time, fields)],
-            retry=Retry(initial=0.1, maximum=1.0, timeout=self._timeout),
-            timeout=self._timeout,
-        )
-        if written.outcome is cas.WriteOutcome.REFUSED:
-            raise google_exceptions.from_grpc_status(  # type: ignore[no-untyped-call]
-                written.code, f"writing {ref.path}: {written.reason}"
-            )
-        return written.update_time
