@@ -142,7 +142,7 @@ def _invoke_relay_handler(settings: Settings, url: str, signing_secret: str) -> 
 def _show_consumer(db: Any, downstream: Receiver, counts_collection: str) -> None:
     print(
         "\n7. The receiver verified each signature and counted each order once, in the same "
-        "transaction as its inbox record:"
+        "batch as its inbox record:"
     )
     for count in db.collection(counts_collection).get():
         print(f"   {counts_collection}/{count.id}: orders={count.get('orders')}")
