@@ -153,7 +153,7 @@ def test_emulator_command_prints_its_host_and_stops_cleanly_on_ctrl_c() -> None:
     try:
         assert process.stdout is not None
         line = process.stdout.readline().strip()
-        assert line.startswith("export FIRESTORE_EMULATOR_HOST=127.0.0.1:"), line
+        assert line.startswith("export FIRESTORE_EMULATOR_HOST=127.0.0.1:"), line or _why(process)
         host, port = line.split("=", 1)[1].split(":")
         assert requests.get(f"http://{host}:{port}/", timeout=5).ok
         process.send_signal(signal.SIGINT)
@@ -163,3 +163,11 @@ def test_emulator_command_prints_its_host_and_stops_cleanly_on_ctrl_c() -> None:
             process.kill()
     with socket.socket() as sock:
         assert sock.connect_ex((host, int(port))) != 0, "the emulator outlived the command"
+
+
+def _why(process: subprocess.Popen[str]) -> str:
+    """What a command that printed nothing said on stderr (it failed once on 3.10 in CI with
+    an empty line and nothing more to go on)."""
+    process.kill()
+    _, stderr = process.communicate(timeout=30)
+    return f"no output; exit {process.returncode}; stderr: {stderr[-3000:]}"
