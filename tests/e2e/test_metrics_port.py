@@ -53,9 +53,13 @@ def test_the_follower_serves_delivery_counters_and_backlog_gauges(
         try:
             add_orders(db, settings, 2)
             assert len(receiver.wait_for(2, timeout=30)) == 2
+            # One scrape observes each instrument in turn: the counter can be read before an
+            # attempt's record and the backlog (a Firestore query) after its settle. Polled
+            # until the counter has caught up too.
             settled = (
                 'outbox_backlog{status="PROCESSED"} 2.0',
                 "outbox_oldest_due_age_seconds 0.0",
+                'outcome="delivered"} 2.0',
             )
             page = scrape_until(port, lambda p: all(line in p for line in settled))
         finally:
