@@ -17,12 +17,12 @@ parse of the request.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from app import json_input
 from app.signing import (
     DEFAULT_TOLERANCE_SECONDS,
     ID_ATTRIBUTE,
@@ -63,7 +63,7 @@ class ReceivedEvent:
     def json_data(self) -> Any:
         """The data parsed as JSON (what the signature covered, parsed once)."""
         try:
-            return json.loads(self.data)
+            return json_input.loads(self.data)
         except ValueError:
             raise MalformedDelivery("the data is not JSON") from None
 
@@ -99,7 +99,7 @@ def parse_request(headers: Mapping[str, str], body: bytes) -> ReceivedEvent:
 def parse_event(event: bytes) -> ReceivedEvent:
     """Read a structured-mode event (as the Function Compute publisher sends it)."""
     try:
-        envelope = json.loads(event, object_pairs_hook=_unique_members)
+        envelope = json_input.loads(event, object_pairs_hook=_unique_members)
         start = event.index(_DATA_MEMBER) + len(_DATA_MEMBER)
     except ValueError as exc:
         raise MalformedDelivery(f"not a structured CloudEvent with data: {exc}") from None
@@ -108,7 +108,7 @@ def parse_event(event: bytes) -> ReceivedEvent:
     tail = event[start:].rstrip()
     data = tail[:-1]
     try:
-        same = tail.endswith(b"}") and json.loads(data) == envelope["data"]
+        same = tail.endswith(b"}") and json_input.loads(data) == envelope["data"]
     except ValueError:
         same = False
     if not same:

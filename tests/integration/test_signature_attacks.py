@@ -112,3 +112,42 @@ def test_every_attribute_a_consumer_acts_on_is_signed(
     response = post(counter, {**genuine.headers, **change}, genuine.body)
     assert response.status_code == 401, response.text
     assert counts(db) == {"c-1": 1}
+
+
+def structured_from(genuine: Received, webhook_id: bytes) -> bytes:
+    """The captured delivery as one structured-mode document whose `webhookid` is replaced."""
+    attributes = {k[3:]: v for k, v in genuine.headers.items() if k.startswith("ce-")}
+    head = json.dumps(attributes, separators=(",", ":"))[:-1].encode()
+    return head + b',"webhookid":"' + webhook_id + b'","data":' + genuine.body + b"}"
+
+
+@pytest.mark.parametrize(
+    ("edit", "status"),
+    [
+        ({"webhook-timestamp": "9" * 400}, 401),
+        ({"webhook-timestamp": "9" * 5000}, 401),
+        ("deeply nested", 400),
+        ("lone surrogate", 400),
+    ],
+    ids=["timestamp-400-digits", "timestamp-5000-digits", "deep-structured", "surrogate-id"],
+)
+def test_input_python_cannot_carry_is_answered_and_applies_nothing(
+    db: firestore.Client,
+    settings: Settings,
+    counter: Receiver,
+    edit: dict[str, str] | str,
+    status: int,
+) -> None:
+    # Each of these once escaped verification as an exception: the receiver dropped the
+    # connection with no answer.
+    genuine = capture(db, settings, counter, "OrderCreated")
+    structured = {"content-type": "application/cloudevents+json"}
+    if isinstance(edit, dict):
+        response = post(counter, {**genuine.headers, **edit}, genuine.body)
+    elif edit == "deeply nested":
+        response = post(counter, structured, b"[" * 100_000 + b"]" * 100_000)
+    else:
+        response = post(counter, structured, structured_from(genuine, b"\\ud800"))
+    assert response.status_code == status, response.text
+    assert response.json()["status"] == "rejected"
+    assert counts(db) == {"c-1": 1}

@@ -76,8 +76,21 @@ def test_header_values_are_percent_decoded_before_the_digest() -> None:
         (b"[1,2]", "with data"),
         (b"not json", "not a structured CloudEvent"),
         (structured()[:-1] + b',"data_base64":"AA=="}', "last member"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (structured().replace(b'"webhookid":"', b'"webhookid":"\\ud800'), "lone surrogate"),
+        (structured().replace(b'"webhookid":"', b'"webhookid":"\xed\xa0\x80'), "lone surrogate"),
     ],
-    ids=["repeated-member", "data-not-last", "no-data", "not-object", "not-json", "base64"],
+    ids=[
+        "repeated-member",
+        "data-not-last",
+        "no-data",
+        "not-object",
+        "not-json",
+        "base64",
+        "deep",
+        "surrogate-escape",
+        "surrogate-bytes",
+    ],
 )
 def test_malformed_structured_events_are_refused(event: bytes, message: str) -> None:
     with pytest.raises(MalformedDelivery, match=message):
@@ -91,3 +104,13 @@ def test_structured_attributes_are_covered_too() -> None:
     altered = structured().replace(b'"c-1"', b'"c-2"')
     with pytest.raises(InvalidSignature, match="no signature matches"):
         verify_event(altered, [SECRET], now=NOW)
+
+
+@pytest.mark.parametrize(
+    "data", [b"[" * 100_000 + b"]" * 100_000, b'{"note": "\\udfff"}'], ids=["deep", "surrogate"]
+)
+def test_signed_data_that_python_cannot_carry_is_malformed_not_a_crash(data: bytes) -> None:
+    signature = Signer([SECRET]).sign(ATTRIBUTES, data, timestamp=NOW)
+    event = verify_request({**headers(), **signature.headers()}, data, [SECRET], now=NOW)
+    with pytest.raises(MalformedDelivery, match="not JSON"):
+        event.json_data()
