@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +19,15 @@ from app.firestore_client import get_db_client
 from app.receiver import Receiver
 
 PROJECT = "outbox-test"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background by a shell without job control (`cmd &` in a script,
+    # nohup) has SIGINT ignored, and every process it starts inherits that: the tests that
+    # press Ctrl-C on `outbox` would wait on a process that cannot hear it. A handled signal
+    # is reset to its default in a started program, an ignored one is not.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
