@@ -4,7 +4,9 @@ Method, path with its sorted query, media type, tenant and the canonical body, h
 SHA-256. The body is canonical so that equal requests written differently match: JSON with
 sorted keys and no insignificant whitespace, form fields sorted, multipart fields sorted with
 each file's name, type, size and a hash of at most its first 64 KB (a large upload is not
-hashed whole). Any other body is hashed as it is.
+hashed whole). Any other body is hashed as it is, and so is a JSON body the parser refuses
+(not JSON, or nested too deep): the app, not the fingerprint, judges a body, so a fingerprint
+never fails.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ def fingerprint(
         tenant,
         _canonical_body(media_type, content_type, body),
     ]
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+    # A JSON string may hold a lone surrogate ("\ud800"); surrogatepass gives it bytes of its
+    # own instead of an error, and changes nothing for any other text.
+    text = json.dumps(parts, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _sorted_query(query: str) -> str:
@@ -42,9 +47,9 @@ def _canonical_body(media_type: str, content_type: str, body: bytes) -> str:
     if media_type == "application/json" or media_type.endswith("+json"):
         try:
             value = json.loads(body)
-        except ValueError:  # not JSON after all: compared as bytes
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (ValueError, RecursionError):  # not JSON, or nested too deep: compared as bytes
             return _raw(body)
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if media_type == "application/x-www-form-urlencoded":
         text = body.decode("latin-1")
         return urlencode(sorted(parse_qsl(text, keep_blank_values=True)))

@@ -88,6 +88,14 @@ def test_method_path_tenant_type_and_body_each_change_the_fingerprint() -> None:
     )
 
 
+def test_json_the_parser_cannot_take_is_fingerprinted_not_raised() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000  # past the parser's recursion limit
+    assert _print(deep) != _print(deep[1:-1])  # compared as bytes
+    surrogate = b'{"a": "\\ud800"}'  # valid JSON, but no UTF-8 form
+    assert _print(surrogate) == _print(b'{"a":"\\ud800"}')  # still canonical JSON
+    assert _print(surrogate) != _print(b'{"a": "\\ud801"}')
+
+
 def _multipart(file_bytes: bytes, order: tuple[str, str] = ("a", "b")) -> tuple[bytes, str]:
     boundary = "XyZ"
     fields = {"a": b"1", "b": b"2"}
