@@ -102,7 +102,7 @@ def _post_order(
             detail = f"an order is at most {MAX_ORDER_BYTES} bytes"
             return problem(413, "content-too-large", "Content too large", detail)
         request = json.loads(environ["wsgi.input"].read(length) or b"null")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return problem(400, "invalid-json", "Invalid JSON", "the body is not valid JSON")
     if not isinstance(request, dict):
         return problem(400, "invalid-order", "Invalid order", "the body must be a JSON object")

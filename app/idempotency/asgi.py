@@ -10,7 +10,7 @@ the event loop too.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from app.idempotency.answers import Answer
@@ -34,10 +34,7 @@ class IdempotencyASGIMiddleware(Guard[ASGIApp]):
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
-        headers = {
-            name.decode("latin-1").lower(): value.decode("latin-1")
-            for name, value in scope.get("headers", [])
-        }
+        headers = _fields(scope.get("headers", []))
         method, path = str(scope["method"]).upper(), str(scope.get("path") or "/")
         key = headers.get("idempotency-key")
         if not self.door.guards(method, path, key):
@@ -75,6 +72,17 @@ class IdempotencyASGIMiddleware(Guard[ASGIApp]):
         except Exception as exc:
             return await asyncio.to_thread(self.door.leave, claim, None, exc)
         return await asyncio.to_thread(self.door.leave, claim, answer, None)
+
+
+def _fields(lines: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Header fields by lower-case name, repeated lines joined with ", " as WSGI servers join
+    them (RFC 9110 section 5.3): both middlewares judge the same value, so two
+    Idempotency-Key lines are not one RFC 8941 string (400), never the last line alone."""
+    fields: dict[str, str] = {}
+    for name, value in lines:
+        key, text = bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1")
+        fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return fields
 
 
 async def _read_body(receive: Receive, cap: int) -> bytes | None:

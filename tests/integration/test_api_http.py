@@ -112,6 +112,28 @@ def test_the_same_key_with_another_request_is_422(
     assert counts(db) == (1, 1, 1)
 
 
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"[" * 200_000 + b"]" * 200_000, "/problems/invalid-json"),
+        (
+            b'{"customerId": "\\ud800", "items": [{"productId": "s", "quantity": 1}]}',
+            "/problems/invalid-order",  # valid JSON, but the id has no UTF-8 form
+        ),
+    ],
+    ids=["nested-past-the-parser", "lone-surrogate"],
+)
+def test_json_the_order_api_cannot_use_is_400_not_500(
+    api: ApiProcess, db: firestore.Client, unique: str, body: bytes, problem: str
+) -> None:
+    headers = {"Content-Type": "application/json", "Idempotency-Key": f'"{unique}"'}
+    answer = requests.post(f"{api.url}/orders", data=body, headers=headers, timeout=30)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["type"] == problem
+    assert counts(db) == (0, 0, 0)  # the key was released: a corrected retry runs
+    assert post(api.url, ORDER, f'"{unique}"').status_code == 201
+
+
 def test_validation_failures_are_not_stored_so_a_corrected_retry_runs(
     api: ApiProcess, db: firestore.Client, unique: str
 ) -> None:

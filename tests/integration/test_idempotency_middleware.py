@@ -150,6 +150,30 @@ def test_a_body_over_the_request_cap_is_413_and_nothing_is_written(
     assert records(db) == [] and app.calls == []
 
 
+def _text_part(value: bytes) -> bytes:
+    return b'--B\r\nContent-Disposition: form-data; name="note"\r\n\r\n' + value + b"\r\n--B--\r\n"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "first", "second"),
+    [
+        ("application/x-www-form-urlencoded", b"note=caf%E9", b"note=caf%F1"),
+        ("multipart/form-data; boundary=B", _text_part(b"caf\xe9"), _text_part(b"caf\xf1")),
+    ],
+    ids=["form", "multipart"],
+)
+def test_the_same_key_with_a_form_in_other_latin_1_text_is_422(
+    settings: Settings, db: firestore.Client, content_type: str, first: bytes, second: bytes
+) -> None:
+    app = plain_app("201 Created", b"stored")
+    guarded = guard(db, app)
+    assert call(guarded, body=first, path="/notes", CONTENT_TYPE=content_type)[0] == 201
+    status, _, body = call(guarded, body=second, path="/notes", CONTENT_TYPE=content_type)
+    assert status == 422, body  # not the first answer replayed
+    assert json.loads(body)["type"] == "/problems/idempotency-key-reused"
+    assert app.calls == [1]
+
+
 def test_keys_can_be_scoped_by_the_authenticated_principal(
     settings: Settings, db: firestore.Client
 ) -> None:
