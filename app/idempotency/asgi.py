@@ -87,19 +87,18 @@ def _fields(lines: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
 
 async def _read_body(receive: Receive, cap: int) -> bytes | None:
     """The whole body, or None past `cap` (stops reading there)."""
-    chunks, size = [], 0
+    # One buffer, not a list of chunks: a body of tiny chunks would cost many times its size.
+    body = bytearray()
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise _Gone  # the client left mid-body: nothing to lock, no one to answer
-        chunk = bytes(message.get("body", b""))
-        size += len(chunk)
-        if size > cap:
+        body += message.get("body", b"")
+        if len(body) > cap:
             return None
-        chunks.append(chunk)
         if not message.get("more_body", False):
             break
-    return b"".join(chunks)
+    return bytes(body)
 
 
 async def _collect(
