@@ -46,7 +46,9 @@ _port, _threads = _whole(0, 65535), _whole(1, 1000)
 def run(args: argparse.Namespace, settings: Settings) -> int:
     config = load_idempotency_config()
     app = make_api(get_db_client(settings), settings, config)
-    server = create_server(app, args.host, args.port, args.threads)
+    server = create_server(
+        app, args.host, args.port, args.threads, max_body_bytes=config.max_request_bytes
+    )
     print(f"listening on http://{args.host}:{server.effective_port}", flush=True)
     try:
         server.run()
