@@ -6,12 +6,14 @@ the server's, not the middleware's:
 - a `Content-Length` over the cap is refused 413 as soon as the headers are in (waitress's
   `max_request_body_size`, one byte past the cap), a chunked body as soon as it passes the cap;
   `_ErrorTask` makes that answer the front door's own problem document;
+- a request that has not arrived whole within `read_timeout` of its first byte is shut down by
+  the shared `Watchdog` (`app.request_limits`, as in the receiver): waitress's
+  `channel_timeout` counts from the last byte, so one byte a second would keep it for ever;
 - a refused connection is closed gracefully: its write side first, then at most the cap's worth
-  of the unread body is read and dropped (within `read_timeout`, by the shared `Watchdog` of
-  `app.request_limits`), because closing with unread bytes resets the connection and a client
-  still sending may lose the answer.
+  of the unread body is read and dropped (within `read_timeout`), because closing with unread
+  bytes resets the connection and a client still sending may lose the answer.
 
-This leans on waitress internals (`handle_close`, `readable`, `ErrorTask`);
+This leans on waitress internals (`received`, `request`, `handle_close`, `ErrorTask`);
 `tests/e2e/test_api_limits.py` pins what they give.
 """
 
@@ -50,12 +52,28 @@ class _ErrorTask(ErrorTask):  # type: ignore[misc]
 
 
 def bounded_channel(watchdog: Watchdog, read_timeout: float) -> type[Any]:
-    """A channel class whose refusals close gracefully, within `read_timeout` seconds."""
+    """A channel class whose requests must arrive whole within `read_timeout` seconds of their
+    first byte, and whose refusals close gracefully (within as long)."""
 
     class BoundedChannel(HTTPChannel):  # type: ignore[misc]
         error_task_class = _ErrorTask
         refused = False  # set by _ErrorTask: close gracefully
+        _timed: object = None  # the partial request whose deadline is armed
         _drain_left = -1  # bytes the graceful close may still drop; -1: not closing
+
+        def received(self, data: bytes) -> bool:
+            result: bool = super().received(data)
+            partial = self.request  # None: whatever arrived is whole (or refused)
+            if partial is None:
+                if self._timed is not None:
+                    watchdog.disarm(self.socket)  # the app's time is its own
+                self._timed = None
+            elif partial is not self._timed and not self.requests:
+                # A request pipelined behind one being served is not read meanwhile: its
+                # deadline starts with the next of its bytes read after that one's answer.
+                watchdog.arm(self.socket, read_timeout)
+                self._timed = partial
+            return result
 
         def readable(self) -> bool:
             return self._drain_left >= 0 or bool(super().readable())

@@ -1,7 +1,7 @@
-"""`outbox api` bounds what a client can make it read.
+"""`outbox api` bounds what a client can make it read and how long it can hold a connection.
 
 The real process over real sockets. Firestore is never reached (an address nothing listens
-on): a refusal needs none.
+on): a refusal, a dropped connection and `/healthz` need none.
 """
 
 from __future__ import annotations
@@ -29,6 +29,13 @@ NOWHERE = Settings(project_id="demo-limits", emulator_host="127.0.0.1:9")
 @pytest.fixture(scope="module")
 def api() -> Iterator[ApiProcess]:
     with api_server(NOWHERE, IDEMPOTENCY_MAX_REQUEST_BYTES=str(CAP)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def quick() -> Iterator[ApiProcess]:
+    """A server whose requests must arrive within 1 s; Firestore calls give up after 3 s."""
+    with api_server(NOWHERE, args=["--read-timeout", "1"], FIRESTORE_TIMEOUT_SECONDS="3") as server:
         yield server
 
 
@@ -94,3 +101,58 @@ def test_an_ordinary_client_sending_a_large_body_gets_the_413(api: ApiProcess) -
     )
     assert answer.status_code == 413
     assert answer.json()["type"] == "/problems/content-too-large"
+
+
+def test_a_trickling_client_is_dropped_though_every_byte_arrives_in_time(
+    quick: ApiProcess,
+) -> None:
+    request = HEADERS + b"Content-Length: 2\r\n\r\n{}"
+    with closing(connect(quick)) as sock:
+        started = time.monotonic()
+        for n in range(len(request)):  # one byte every 0.2 s: 25 s in all, against 1 s
+            try:
+                sock.sendall(request[n : n + 1])
+                time.sleep(0.2)
+                sock.setblocking(False)
+                if sock.recv(1) == b"":
+                    break
+            except BlockingIOError:
+                pass
+            except OSError:
+                break
+            finally:
+                sock.setblocking(True)
+        took = time.monotonic() - started
+    assert took < 3.0, f"still open after {took:.1f} s"
+
+
+def test_an_idle_connection_is_closed(quick: ApiProcess) -> None:
+    with closing(connect(quick)) as sock:
+        started = time.monotonic()
+        assert read_to_end(sock) == b""  # before: 120 s of waitress's channel_timeout
+        took = time.monotonic() - started
+    assert 0.9 < took < 3.5
+
+
+def test_the_deadline_bounds_the_read_not_the_app(quick: ApiProcess) -> None:
+    with requests.Session() as session:
+        started = time.monotonic()
+        slow = session.get(f"{quick.url}/orders/o-1", timeout=30)  # Firestore unreachable
+        took = time.monotonic() - started
+        assert slow.status_code == 503 and took > 1.5
+        assert session.get(f"{quick.url}/healthz", timeout=30).status_code == 200
+
+
+def test_healthz_answers_while_many_clients_stall(api: ApiProcess) -> None:
+    stalled = [connect(api) for _ in range(150)]  # waitress held 100 by default
+    try:
+        for sock in stalled:
+            sock.sendall(HEADERS + b"Content-Length: 10\r\n\r\n")
+        time.sleep(0.3)
+        started = time.monotonic()
+        health = requests.get(f"{api.url}/healthz", timeout=5)
+        assert health.status_code == 200
+        assert time.monotonic() - started < 1.0
+    finally:
+        for sock in stalled:
+            sock.close()
