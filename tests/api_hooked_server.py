@@ -33,13 +33,9 @@ def hold_first_commit() -> None:
 
 def main() -> None:
     settings = load_settings()
-    app = make_api(
-        get_db_client(settings),
-        settings,
-        load_idempotency_config(),
-        before_commit=hold_first_commit,
-    )
-    server = create_server(app, "127.0.0.1", 0, 8)
+    config = load_idempotency_config()
+    app = make_api(get_db_client(settings), settings, config, before_commit=hold_first_commit)
+    server = create_server(app, "127.0.0.1", 0, 8, max_body_bytes=config.max_request_bytes)
     print(f"listening on http://127.0.0.1:{server.effective_port}", flush=True)
     server.run()
 

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,10 +31,14 @@ def api_environment(settings: Settings, **variables: str) -> dict[str, str]:
 
 @contextmanager
 def api_server(
-    settings: Settings, *, hooked: bool = False, **variables: str
+    settings: Settings, *, hooked: bool = False, args: Sequence[str] = (), **variables: str
 ) -> Iterator[ApiProcess]:
-    """Start the API on a free port; yield it once it listens; stop it (SIGKILL at worst)."""
+    """Start the API on a free port; yield it once it listens; stop it (SIGKILL at worst).
+
+    `args` are more options of `outbox api` (not of the hooked server).
+    """
     command = [sys.executable, str(HOOKED)] if hooked else [str(OUTBOX), "api", "--port", "0"]
+    command += args
     process = subprocess.Popen(
         command,
         env=api_environment(settings, **variables),

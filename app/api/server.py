@@ -1,27 +1,116 @@
-"""Serve the order API under waitress, a production WSGI server (`outbox api`)."""
+"""Serve the order API under waitress, a production WSGI server (`outbox api`).
+
+Waitress reads each request whole before the app sees it; the bounds on that read are set
+here and in `app.api.channel`: a body over the front door's cap (`IDEMPOTENCY_MAX_REQUEST_BYTES`)
+is refused 413 unread, a request must arrive whole within `read_timeout` seconds of its first
+byte and an idle connection is closed after as long, and `connection_limit` connections are
+held at once (waitress stops accepting beyond it, so stalled clients must not reach it first).
+"""
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import TYPE_CHECKING, Any
 
 from app.errors import ConfigError
+from app.idempotency.config import DEFAULT_MAX_REQUEST_BYTES
+from app.request_limits import DEFAULT_READ_TIMEOUT_SECONDS, Watchdog
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_CONNECTION_LIMIT = 500
+_SPARE_FILES = 64  # besides connections: Firestore's channels, logs, the listening socket
 
-def create_server(app: Callable[..., Any], host: str, port: int, threads: int) -> Any:
+
+class ApiServer:
+    """A bound waitress server and the watchdog that bounds its connections' time."""
+
+    def __init__(self, server: Any, sockets: dict[int, Any], watchdog: Watchdog) -> None:
+        self._server = server
+        self._sockets = sockets
+        self._watchdog = watchdog
+
+    @property
+    def effective_port(self) -> int:
+        return int(self._server.effective_port)
+
+    def run(self) -> None:
+        """Serve until Ctrl-C (or `close()` from another thread)."""
+        self._server.run()
+
+    def close(self) -> None:
+        from waitress import wasyncore
+
+        self._server.task_dispatcher.shutdown()
+        wasyncore.close_all(self._sockets)
+        self._watchdog.stop()
+
+
+def create_server(
+    app: Callable[..., Any],
+    host: str,
+    port: int,
+    threads: int,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
+    connection_limit: int = DEFAULT_CONNECTION_LIMIT,
+) -> ApiServer:
     """A bound waitress server (port 0 picks a free one: see `.effective_port`)."""
     try:
         from waitress import create_server as waitress_server
+        from waitress.server import BaseWSGIServer
+
+        from app.api.channel import bounded_channel
     except ImportError:
         raise ConfigError(
             "outbox api needs the waitress package: pip install 'firestore-outbox[api]'"
         ) from None
+    _allow_open_files(connection_limit + _SPARE_FILES)
+    sockets: dict[int, Any] = {}
     try:
-        return waitress_server(app, host=host, port=port, threads=threads, ident="firestore-outbox")
+        server = waitress_server(
+            app,
+            map=sockets,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="firestore-outbox",
+            max_request_body_size=max_body_bytes + 1,  # waitress refuses a length >= this
+            channel_timeout=math.ceil(read_timeout),  # idle: no byte for this long
+            cleanup_interval=1,  # how often idle connections are looked for
+            connection_limit=connection_limit,
+            asyncore_use_poll=True,  # select() cannot watch descriptors past 1023
+        )
     except OSError as exc:
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    watchdog = Watchdog()
+    channel = bounded_channel(watchdog, read_timeout)
+    for dispatcher in sockets.values():
+        if isinstance(dispatcher, BaseWSGIServer):
+            dispatcher.channel_class = channel
+    return ApiServer(server, sockets, watchdog)
+
+
+def _allow_open_files(needed: int) -> None:
+    """Raise the soft limit on open files to `needed` if it is lower (and the hard one allows).
+
+    At the limit waitress's accept() fails on every turn of its loop: a busy loop, not a refusal.
+    """
+    try:
+        import resource
+    except ImportError:  # not a Unix: nothing to raise
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise ConfigError(
+            f"--connection-limit {needed - _SPARE_FILES} needs {needed} open files; "
+            f"the hard limit (ulimit -Hn) is {hard}"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))

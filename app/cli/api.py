@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from app.api import make_api
-from app.api.server import create_server
+from app.api.server import DEFAULT_CONNECTION_LIMIT, create_server
 from app.config import Settings
 from app.firestore_client import get_db_client
 from app.idempotency import load_idempotency_config
+from app.request_limits import DEFAULT_READ_TIMEOUT_SECONDS
 
 
 def register(commands: Any) -> None:
@@ -26,6 +28,21 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--threads", type=_threads, default=16, help="requests served at once (default: 16)"
     )
+    parser.add_argument(
+        "--read-timeout",
+        type=_seconds,
+        default=DEFAULT_READ_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="a request must arrive whole within this long of its first byte, and an idle "
+        f"connection is closed after as long (default: {DEFAULT_READ_TIMEOUT_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--connection-limit",
+        type=_connections,
+        default=DEFAULT_CONNECTION_LIMIT,
+        help=f"connections held at once; more wait to be accepted "
+        f"(default: {DEFAULT_CONNECTION_LIMIT})",
+    )
     parser.set_defaults(run=run)
 
 
@@ -40,13 +57,33 @@ def _whole(low: int, high: int) -> Any:
     return parse
 
 
-_port, _threads = _whole(0, 65535), _whole(1, 1000)
+_port, _threads, _connections = _whole(0, 65535), _whole(1, 1000), _whole(1, 100_000)
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds more than 0 and at most 3600, got {text!r}"
+        )
+    return seconds
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     config = load_idempotency_config()
     app = make_api(get_db_client(settings), settings, config)
-    server = create_server(app, args.host, args.port, args.threads)
+    server = create_server(
+        app,
+        args.host,
+        args.port,
+        args.threads,
+        max_body_bytes=config.max_request_bytes,
+        read_timeout=args.read_timeout,
+        connection_limit=args.connection_limit,
+    )
     print(f"listening on http://{args.host}:{server.effective_port}", flush=True)
     try:
         server.run()

@@ -20,13 +20,14 @@ def read_body(environ: dict[str, Any], cap: int) -> bytes | Answer:
             return problem(400, "bad-request", "Bad request", "Content-Length is not a number")
         length = int(length_text)
         if length > cap:
-            return _too_large(cap)
+            return too_large(cap)
         return bytes(stream.read(length))
     body = bytes(stream.read(cap + 1))  # no length given: read at most one byte past the cap
-    return _too_large(cap) if len(body) > cap else body
+    return too_large(cap) if len(body) > cap else body
 
 
-def _too_large(cap: int) -> Answer:
+def too_large(cap: int) -> Answer:
+    """The 413 for a body over `cap` bytes, from the middleware or the server (`app.api`)."""
     return problem(
         413,
         "content-too-large",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -18,7 +19,9 @@ ENV = {
 }
 
 
-def outbox_api(*args: str, **variables: str) -> subprocess.CompletedProcess[str]:
+def outbox_api(
+    *args: str, open_files: tuple[int, int] | None = None, **variables: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [OUTBOX, "api", *args],
         env={**ENV, **variables},
@@ -26,7 +29,12 @@ def outbox_api(*args: str, **variables: str) -> subprocess.CompletedProcess[str]
         text=True,
         timeout=60,
         check=False,
+        preexec_fn=None if open_files is None else lambda: limit_open_files(*open_files),
     )
+
+
+def limit_open_files(soft: int, hard: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_port_already_taken_is_one_error_line() -> None:
@@ -44,6 +52,9 @@ def test_a_port_already_taken_is_one_error_line() -> None:
     [
         (("--port", "70000"), "argument --port: must be a whole number from 0 to 65535"),
         (("--threads", "0"), "argument --threads: must be a whole number from 1 to 1000"),
+        (("--read-timeout", "0"), "argument --read-timeout: must be a number of seconds more"),
+        (("--read-timeout", "nan"), "argument --read-timeout: must be a number of seconds more"),
+        (("--connection-limit", "0"), "argument --connection-limit: must be a whole number"),
     ],
 )
 def test_bad_arguments_are_refused_by_argparse(args: tuple[str, ...], says: str) -> None:
@@ -57,3 +68,30 @@ def test_a_bad_front_door_variable_is_named() -> None:
     assert result.returncode == 2
     assert result.stderr == "error: IDEMPOTENCY_ENCRYPTION_KEYS names key k1 twice\n"
     assert "A" * 43 not in result.stderr
+
+
+def test_a_connection_limit_the_open_files_limit_cannot_hold_is_refused() -> None:
+    result = outbox_api("--connection-limit", "500", open_files=(200, 200))
+    assert result.returncode == 2
+    assert result.stderr == (
+        "error: --connection-limit 500 needs 564 open files; the hard limit (ulimit -Hn) is 200\n"
+    )
+
+
+def test_a_low_soft_open_files_limit_is_raised_to_the_connection_limit() -> None:
+    process = subprocess.Popen(
+        [OUTBOX, "api", "--port", "0", "--connection-limit", "500"],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: limit_open_files(200, 4096),
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("listening on ")
+        soft, hard = resource.prlimit(process.pid, resource.RLIMIT_NOFILE)
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+    assert (soft, hard) == (564, 4096)
