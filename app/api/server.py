@@ -58,9 +58,13 @@ def create_server(
     *,
     max_body_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
-    connection_limit: int = DEFAULT_CONNECTION_LIMIT,
+    connection_limit: int | None = None,
 ) -> ApiServer:
-    """A bound waitress server (port 0 picks a free one: see `.effective_port`)."""
+    """A bound waitress server (port 0 picks a free one: see `.effective_port`).
+
+    `connection_limit` None: `DEFAULT_CONNECTION_LIMIT`, or fewer if the hard limit on open
+    files cannot hold that many (with a warning); a limit asked for that it cannot hold is
+    a `ConfigError`."""
     try:
         from waitress import create_server as waitress_server
         from waitress.server import BaseWSGIServer
@@ -70,7 +74,7 @@ def create_server(
         raise ConfigError(
             "outbox api needs the waitress package: pip install 'firestore-outbox[api]'"
         ) from None
-    _allow_open_files(connection_limit + _SPARE_FILES)
+    connection_limit = _allow_open_files(connection_limit)
     sockets: dict[int, Any] = {}
     try:
         server = waitress_server(
@@ -96,21 +100,35 @@ def create_server(
     return ApiServer(server, sockets, watchdog)
 
 
-def _allow_open_files(needed: int) -> None:
-    """Raise the soft limit on open files to `needed` if it is lower (and the hard one allows).
+def _allow_open_files(asked: int | None) -> int:
+    """The connection limit to serve with: the soft limit on open files is raised to hold it
+    and `_SPARE_FILES` more, as far as the hard limit allows.
 
     At the limit waitress's accept() fails on every turn of its loop: a busy loop, not a refusal.
     """
+    limit = DEFAULT_CONNECTION_LIMIT if asked is None else asked
     try:
         import resource
     except ImportError:  # not a Unix: nothing to raise
-        return
+        return limit
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = limit + _SPARE_FILES
     if soft == resource.RLIM_INFINITY or soft >= needed:
-        return
+        return limit
     if hard != resource.RLIM_INFINITY and hard < needed:
-        raise ConfigError(
-            f"--connection-limit {needed - _SPARE_FILES} needs {needed} open files; "
-            f"the hard limit (ulimit -Hn) is {hard}"
+        fits = hard - _SPARE_FILES
+        if asked is not None or fits < 1:
+            raise ConfigError(
+                f"--connection-limit {limit} needs {needed} open files; "
+                f"the hard limit (ulimit -Hn) is {hard}"
+            )
+        logger.warning(
+            "serving at most %d connections at once, not %d: the hard limit on open files "
+            "(ulimit -Hn) is %d",
+            fits,
+            limit,
+            hard,
         )
+        limit, needed = fits, hard
     resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    return limit

@@ -39,9 +39,9 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--connection-limit",
         type=_connections,
-        default=DEFAULT_CONNECTION_LIMIT,
+        default=None,
         help=f"connections held at once; more wait to be accepted "
-        f"(default: {DEFAULT_CONNECTION_LIMIT})",
+        f"(default: {DEFAULT_CONNECTION_LIMIT}, or what the hard limit on open files holds)",
     )
     parser.set_defaults(run=run)
 

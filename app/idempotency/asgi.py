@@ -15,7 +15,7 @@ from typing import Any
 
 from app.idempotency.answers import Answer
 from app.idempotency.door import CLAIM, Guard, Keyed
-from app.idempotency.problems import problem
+from app.idempotency.wsgi import too_large
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -61,9 +61,7 @@ class IdempotencyASGIMiddleware(Guard[ASGIApp]):
     ) -> Answer:
         body = await _read_body(receive, self.registry.config.max_request_bytes)
         if body is None:
-            cap = self.registry.config.max_request_bytes
-            detail = f"the request body is larger than {cap} bytes"
-            return problem(413, "content-too-large", "Content too large", detail)
+            return too_large(self.registry.config.max_request_bytes)
         claim = await asyncio.to_thread(self.door.enter, request, body)
         if isinstance(claim, Answer):
             return claim

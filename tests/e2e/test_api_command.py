@@ -78,20 +78,34 @@ def test_a_connection_limit_the_open_files_limit_cannot_hold_is_refused() -> Non
     )
 
 
-def test_a_low_soft_open_files_limit_is_raised_to_the_connection_limit() -> None:
+def serving_limits(soft: int, hard: int, *args: str) -> tuple[tuple[int, int], str]:
+    """The open-files limits of `outbox api` started under (soft, hard), once it listens,
+    and what it wrote to stderr."""
     process = subprocess.Popen(
-        [OUTBOX, "api", "--port", "0", "--connection-limit", "500"],
+        [OUTBOX, "api", "--port", "0", *args],
         env=ENV,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: limit_open_files(200, 4096),
+        preexec_fn=lambda: limit_open_files(soft, hard),
     )
     try:
         assert process.stdout is not None
         assert process.stdout.readline().startswith("listening on ")
-        soft, hard = resource.prlimit(process.pid, resource.RLIMIT_NOFILE)
+        limits = resource.prlimit(process.pid, resource.RLIMIT_NOFILE)
     finally:
         process.kill()
-        process.communicate(timeout=10)
-    assert (soft, hard) == (564, 4096)
+        _, stderr = process.communicate(timeout=10)
+    return limits, stderr
+
+
+def test_a_low_soft_open_files_limit_is_raised_to_the_connection_limit() -> None:
+    limits, _ = serving_limits(200, 4096, "--connection-limit", "500")
+    assert limits == (564, 4096)
+
+
+def test_the_default_connection_limit_shrinks_to_a_low_hard_limit_and_says_so() -> None:
+    # Not asked for: served with what fits (200 files less 64 spare) rather than refused.
+    limits, stderr = serving_limits(100, 200)
+    assert limits == (200, 200)
+    assert "serving at most 136 connections at once, not 500" in stderr
