@@ -24,6 +24,7 @@ from urllib.parse import unquote
 from app.config import env_reader
 from app.masking import REDACTED as REDACTED  # re-exported: older imports name it here
 from app.masking import masker
+from app.otlp_settings import OTLP_ENDPOINTS
 from app.urls import url_secrets
 
 # Variables whose values are secrets wherever they turn up (the downstream URL's
@@ -33,12 +34,6 @@ SECRET_VARIABLES = (
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
     "ALIBABA_CLOUD_SECURITY_TOKEN",
     "RELAY_ROCKETMQ_SECRET_KEY",
-)
-# ARMS puts its token in the OTLP endpoint's path: masked like the downstream URL's.
-OTLP_ENDPOINTS = (
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 )
 # Comma-separated lists of secrets (several during a rotation): each one is masked.
 SECRET_LIST_VARIABLES = (

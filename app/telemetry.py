@@ -23,20 +23,13 @@ from typing import Any
 from opentelemetry import metrics, trace
 
 from app.errors import ConfigError
-from app.logs import OTLP_ENDPOINTS
+from app.otlp_settings import otlp_signals
 
 # Bounded: a function's flush must leave the invocation time to return.
 FLUSH_TIMEOUT_MILLIS = 5000
 
 _lock = threading.Lock()
 _flushers: list[object] = []  # the SDK providers installed here (force_flush each)
-
-
-def _wanted(environ: Mapping[str, str], signal: str) -> bool:
-    if environ.get(f"OTEL_{signal}_EXPORTER", "otlp").strip().lower() == "none":
-        return False
-    endpoints = (OTLP_ENDPOINTS[0], f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT")
-    return any((environ.get(name) or "").strip() for name in endpoints)
 
 
 def configure_telemetry(
@@ -48,8 +41,8 @@ def configure_telemetry(
     environ = os.environ if environ is None else environ
     if (environ.get("OTEL_SDK_DISABLED") or "").strip().lower() == "true":
         return False
-    traces = _wanted(environ, "TRACES")
-    otlp_metrics = _wanted(environ, "METRICS")
+    signals = otlp_signals(environ)
+    traces, otlp_metrics = "TRACES" in signals, "METRICS" in signals
     if not (traces or otlp_metrics or metrics_port is not None):
         return False
     with _lock:

@@ -4,6 +4,12 @@
     python -m function_compute.build --output build/local --local   # for this interpreter
     python -m function_compute.build --extra rocketmq   # also the extra RELAY_PUBLISHER needs
 
+The `otel` extra (OpenTelemetry's SDK and OTLP exporter) is added without being named when
+the build's environment asks for OTLP export, by the rule the relay itself follows
+(`app/otlp_settings.py`: an OTLP endpoint set, its exporter not `none`, the SDK not disabled).
+`s deploy` runs the build with its own environment, `.env` included, so setting the OTEL_*
+variables there (and uncommenting them in s.yaml) is all the function needs to export.
+
 Layout of the output (Function Compute mounts it at /code):
 
     app/, function_compute/   our packages, taken from the project's wheel: the relay's
@@ -25,14 +31,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterable, Mapping
 from email.parser import Parser
 from pathlib import Path
+
+from app.otlp_settings import otlp_signals
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "function_compute")
@@ -60,6 +70,8 @@ LEFT_OUT = (
     "function_compute/build.py",
     "function_compute/preview.py",
 )
+# Added when the environment asks for OTLP export (`otlp_signals`).
+OTLP_EXTRA = "otel"
 # Dependencies only the modules left out import (the reference consumer's CloudEvents SDK).
 # `requests` stays: google-api-core needs it anyway.
 TOOLS_ONLY_REQUIREMENTS = ("cloudevents",)
@@ -158,13 +170,21 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         help="also install this optional extra (repeatable; default: none beyond fc and "
-        "crypto); s.yaml passes RELAY_PUBLISHER, and a publisher without an extra of its own "
-        "(http, mns, fc3) adds nothing",
+        "crypto, and otel when an OTLP endpoint is set); s.yaml passes RELAY_PUBLISHER, and a "
+        "publisher without an extra of its own (http, mns, fc3) adds nothing",
     )
     args = parser.parse_args(argv)
-    output = build(args.output, local=args.local, extras=(*BASE_EXTRAS, *args.extra))
-    print(f"built {output}")
+    extras = extras_for(args.extra, os.environ)
+    output = build(args.output, local=args.local, extras=extras)
+    print(f"built {output} (extras: {', '.join(extras)})")
     return 0
+
+
+def extras_for(named: Iterable[str], environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The base extras, the ones `named`, and `otel` when `environ` asks for OTLP export;
+    each once."""
+    otel = (OTLP_EXTRA,) if otlp_signals(environ) else ()
+    return tuple(dict.fromkeys((*BASE_EXTRAS, *named, *otel)))
 
 
 if __name__ == "__main__":

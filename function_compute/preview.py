@@ -29,11 +29,19 @@ from typing import Any
 from app.configuration import Configuration
 from app.logs import SECRET_LIST_VARIABLES, SECRET_VARIABLES
 from app.masking import masker
+from app.otlp_settings import OTLP_ENDPOINTS
 
 # Function Compute refuses a function whose environment variables exceed this in all.
 FC_ENVIRONMENT_LIMIT_BYTES = 4096
-# The OTLP headers hold an SLS AccessKey secret or an ARMS token.
-HIDDEN_VARIABLES = (*SECRET_VARIABLES, *SECRET_LIST_VARIABLES, "OTEL_EXPORTER_OTLP_HEADERS")
+# The OTLP headers hold an SLS AccessKey secret or an ARMS token, ARMS' OTLP endpoints a token
+# in their path, the AMQP broker URL its password.
+HIDDEN_VARIABLES = (
+    *SECRET_VARIABLES,
+    *SECRET_LIST_VARIABLES,
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    *OTLP_ENDPOINTS,
+    "RELAY_AMQP_URL",
+)
 
 
 class PreviewFailed(Exception):

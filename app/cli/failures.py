@@ -3,14 +3,21 @@
 One place for every command (`main` runs each through `run_guarded`), so a command module
 raises and never prints its own traceback. `--debug` prints the traceback before the line.
 
+The exception's class decides, not what went wrong in the world: the same unreachable
+Firestore is 2 when a commit reports it (`CommitOutcomeUnknown`) and 1 when a read does.
+
 | what happened | exit status |
 | --- | --- |
 | `CommandFailed` (a command's own "this did not work") | its `code`, 1 by default |
-| `OutboxError` (bad configuration or input, a commit refused) | 2 |
-| a Firestore error (unreachable, or it refused) | 1 |
-| `OSError` (a port taken, a connection refused) | 1 |
+| `OutboxError` (see below) | 2 |
+| a Firestore error that reaches the command as it is (unreachable on a read, or it refused) | 1 |
+| an `OSError` (a connection refused, a file unreadable) | 1 |
 | Ctrl-C (`KeyboardInterrupt`) | 130 (128 + SIGINT, as shells report it) |
 | anything else (a bug) | 1, with its class, and a hint to run with `--debug` |
+
+`OutboxError` covers bad configuration or input, a commit refused, a commit Firestore did not
+answer (`CommitOutcomeUnknown`: `outbox demo` with Firestore unreachable), and a port taken
+for `receiver`, `emulator` or `api` (`ListenError`, `EmulatorError`, `ConfigError`).
 """
 
 from __future__ import annotations

@@ -67,11 +67,11 @@ class PartitionDrain:
         self._leases = leases
         self._config = config
         self._rng = rng
-        self._holds_failed = config.ordering == "aggregate" and config.failed_head == "hold"
+        self._holds_failed = config.ordered and config.failed_head == "hold"
         self._anything_held = False
         self._started: datetime.datetime | None = None
         self.aggregates = Aggregates(
-            ordered=config.ordering == "aggregate", skip_failed=config.failed_head == "skip"
+            ordered=config.ordered, skip_failed=config.failed_head == "skip"
         )
         self._sender = HeadSender(
             store, attempts, config, self.aggregates, leases.duration, self._stopping

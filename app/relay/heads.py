@@ -54,7 +54,7 @@ def take_head(
     plan = plan_lease(document.id, data, instance=instance, max_attempts=config.max_attempts)
     if plan.kind != "leased" or plan.event is None:
         fields = dict(plan.fields)
-        holds = config.ordering == "aggregate" and config.failed_head == "hold"
+        holds = config.ordered and config.failed_head == "hold"
         if holds and isinstance(data.get(AGGREGATE_ID), str):
             fields[HELD] = True  # as a FAILED settle would: later runs wait for it too
         return Head(park=fields, lag_ms=lag_ms, reclaim=plan.reclaim)

@@ -50,7 +50,7 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Surve
     for event_id, written in found.refused:  # a heal that would pass 1 MiB, say
         count_refused(tally, event_id, 0, written, "heal")
     held = False
-    if config.ordering == "aggregate" and config.failed_head == "hold":
+    if config.ordered and config.failed_head == "hold":
         # One read here instead of a query per partition drained.
         held = (
             store.count_at(store.collection.where(filter=FieldFilter(HELD, "==", True)), None)[0]

@@ -187,6 +187,6 @@ def one_write_settlement(
     fields[PROCESSING_INSTANCE_ID] = bounded_instance_id(instance)
     if kind != "released":
         fields[ATTEMPTS] = attempt
-    if kind == "failed" and config.ordering == "aggregate" and config.failed_head == "hold":
+    if kind == "failed" and config.ordered and config.failed_head == "hold":
         fields[HELD] = True
     return kind, fields

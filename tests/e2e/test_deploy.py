@@ -154,6 +154,7 @@ def rendered(
         # A real-sized service-account key (2048-bit), as compact JSON.
         "FIRESTORE_CREDENTIALS_JSON": json.dumps(key_info, separators=(",", ":")),
         "DOWNSTREAM_SERVICE_URL": "https://consumer.example.com/events",
+        "RELAY_PARTITIONS": "32",
     }
     result = subprocess.run(
         [s, "preview", "-o", "json", "-t", "s.yaml"],
@@ -197,6 +198,18 @@ def test_s_yaml_renders_to_a_python310_function_with_a_timer(
     assert sum(len(name) + len(str(value)) for name, value in env.items()) < 4096
     assert props["code"] == "./build/fc"
     assert relay["actions"]["pre-deploy"][0]["run"].startswith("python3 -m function_compute.build")
+
+
+def test_the_api_function_writes_events_in_the_relays_partitions(
+    rendered: dict[str, Any],
+) -> None:
+    """The api function writes outbox events: its partition count is the relay's."""
+    functions = rendered["resources"]
+    counts = {name: functions[name]["props"]["environmentVariables"] for name in ("relay", "api")}
+    assert {name: env.get("RELAY_PARTITIONS") for name, env in counts.items()} == {
+        "relay": "32",
+        "api": "32",
+    }
 
 
 def test_every_variable_s_yaml_reads_is_documented() -> None:

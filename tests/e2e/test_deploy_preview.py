@@ -108,3 +108,33 @@ def test_the_preview_without_s_is_one_error_line(work: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "error: Serverless Devs' `s` is not installed: npm install -g @serverless-devs/s"
     ]
+
+
+def test_the_preview_hides_the_amqp_url_and_the_otlp_endpoints(work: Path) -> None:
+    """The broker URL's password and ARMS' token reach neither `s` nor the screen, once their
+    lines in s.yaml are uncommented as the README says."""
+    s = serverless_devs()
+    template = work / "s.yaml"
+    names = ("RELAY_AMQP_URL", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS")
+    text = template.read_text()
+    for name in names:
+        text = text.replace(f"# {name}: ", f"{name}: ")
+    template.write_text(text)
+    password, token = "amqp-pa55word-abcdefgh", "adapt_abcdefghij0123456789"
+    variables = {
+        "FIRESTORE_PROJECT_ID": "shop-prod",
+        "FIRESTORE_CREDENTIALS_JSON": "{}",
+        "RELAY_PUBLISHER": "amqp",
+        "RELAY_AMQP_URL": f"amqps://amqpuser:{password}@broker.example.com:5671/orders",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://arms.example/{token}/api/otlp/traces",
+        "OTEL_EXPORTER_OTLP_HEADERS": "x-arms-token=arms-header-secret-123",
+    }
+
+    done = preview(work, variables, s)
+
+    assert done.returncode == 0, done.stderr
+    for secret in (password, token, "arms-header-secret-123"):
+        assert secret not in done.stdout + done.stderr
+    env = json.loads(done.stdout)["resources"]["relay"]["props"]["environmentVariables"]
+    for name in names:
+        assert env[name] == f"<hidden: {len(variables[name])} characters>", name

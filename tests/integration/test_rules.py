@@ -1,5 +1,6 @@
 """`firestore.rules` loaded into the emulator (`--rules`): client SDKs and unauthenticated REST
-calls can neither read nor write the outbox, inbox or orders; the server client still can."""
+calls can neither read nor write the outbox, inbox, orders or idempotency keys; the server
+client still can."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.conftest import PROJECT
 from tests.helpers import add_raw_event, outbox
 
 RULES = Path(__file__).resolve().parents[2] / "firestore.rules"
-COLLECTIONS = ("outbox", "inbox", "orders")
+COLLECTIONS = ("outbox", "inbox", "orders", "idempotency_keys")
 
 
 @pytest.fixture(scope="module")

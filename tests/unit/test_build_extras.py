@@ -1,11 +1,11 @@
 """The package build takes the chosen publisher's extra (`--extra`, as s.yaml passes
-RELAY_PUBLISHER), and only the requirements of the extras named."""
+RELAY_PUBLISHER), the `otel` extra when its environment asks for OTLP export, and only the
+requirements of the extras named."""
 
 from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,19 +22,86 @@ Requires-Dist: pytest>=8; extra == "dev"
 """
 
 
+OTEL_VARIABLES = (
+    "OTEL_SDK_DISABLED",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+)
+
+
+def built_extras(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str] | None = None
+) -> list[tuple[str, ...]]:
+    """The extras each `build.main` call builds with, the OTEL_* variables being `environment`'s."""
+    for name in OTEL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in (environment or {}).items():
+        monkeypatch.setenv(name, value)
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(
+        build, "build", lambda output, **options: calls.append(options["extras"]) or output
+    )
+    return calls
+
+
 def test_main_adds_each_named_extra_to_the_base_extras(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(build, "build", lambda output, **options: calls.append(options) or output)
+    calls = built_extras(monkeypatch)
 
     build.main(["--output", str(tmp_path), "--extra", "rocketmq"])
     build.main(["--output", str(tmp_path), "--extra", "http"])
 
-    assert [call["extras"] for call in calls] == [
-        (*build.BASE_EXTRAS, "rocketmq"),
-        (*build.BASE_EXTRAS, "http"),
+    assert calls == [(*build.BASE_EXTRAS, "rocketmq"), (*build.BASE_EXTRAS, "http")]
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "https://p.cn-hangzhou.log.aliyuncs.com/opentelemetry"},
+        {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://arms.example/adapt_TOKEN/api/otlp/traces"},
+        {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://arms.example/adapt_TOKEN/api/otlp/metrics"},
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "none"},
+    ],
+)
+def test_an_otlp_endpoint_in_the_environment_adds_the_otel_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, environment: dict[str, str]
+) -> None:
+    calls = built_extras(monkeypatch, environment)
+
+    build.main(["--output", str(tmp_path), "--extra", "rocketmq"])
+    build.main(["--output", str(tmp_path), "--extra", "otel"])  # named too: once
+
+    assert calls == [
+        (*build.BASE_EXTRAS, "rocketmq", "otel"),
+        (*build.BASE_EXTRAS, "otel"),
     ]
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        {},  # no endpoint: the relay installs nothing, so neither does the build
+        {"OTEL_TRACES_EXPORTER": "otlp"},
+        {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"},
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+            "OTEL_TRACES_EXPORTER": "none",
+            "OTEL_METRICS_EXPORTER": "none",
+        },
+    ],
+)
+def test_without_otlp_export_the_build_adds_no_otel_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, environment: dict[str, str]
+) -> None:
+    calls = built_extras(monkeypatch, environment)
+
+    build.main(["--output", str(tmp_path)])
+
+    assert calls == [build.BASE_EXTRAS]
 
 
 def test_only_the_named_extras_requirements_are_installed(tmp_path: Path) -> None:

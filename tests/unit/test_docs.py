@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from function_compute.preview import HIDDEN_VARIABLES
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,3 +40,11 @@ def test_every_variable_the_code_reads_is_documented() -> None:
     for name in variables:
         assert re.search(rf"^#? ?{name}=", example, re.MULTILINE), f"{name} not in example"
         assert f"`{name}`" in readme or f"{name}`" in readme, f"{name} not in README"
+
+
+def test_the_readme_lists_every_variable_the_deploy_preview_hides() -> None:
+    readme = (ROOT / "README.md").read_text()
+    step = readme[readme.index("4. Check what will be deployed") :]
+    step = step[: step.index("\n5. ")]
+    listed = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", step[: step.index("replaced, in `s`")]))
+    assert listed - {"HIDDEN_VARIABLES"} == set(HIDDEN_VARIABLES)

@@ -135,7 +135,7 @@ def test_the_events_of_a_lost_partition_are_not_handed_out() -> None:
 
 
 def test_fast_config_keeps_the_defaults_of_partitioning() -> None:
-    assert (FAST.leases, FAST.ordering, FAST.failed_head) == ("partition", "aggregate", "hold")
+    assert (FAST.leases, FAST.ordered, FAST.failed_head) == ("partition", True, "hold")
 
 
 def test_fan_out_needs_the_function_to_invoke_and_credentials() -> None:

@@ -102,3 +102,17 @@ def test_signing_secrets_are_read_checked_and_never_shown() -> None:
     with pytest.raises(ConfigError, match="RELAY_SIGNING_SECRET: each secret must be") as caught:
         load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_SIGNING_SECRET": "sh0rt"})
     assert "sh0rt" not in str(caught.value)
+
+
+def test_per_event_leases_refuse_an_explicit_aggregate_ordering_and_order_nothing() -> None:
+    event = {"DOWNSTREAM_SERVICE_URL": URL, "RELAY_LEASES": "event"}
+    with pytest.raises(ConfigError, match="RELAY_ORDERING=aggregate needs partition leases"):
+        load_relay_config({**event, "RELAY_ORDERING": "Aggregate"})
+    with pytest.raises(ConfigError, match="RELAY_ORDERING=aggregate needs partition leases"):
+        RelayConfig(downstream_url=URL, leases="event", ordering="aggregate")
+    # The default ordering is the leases' own: none with per-event leases.
+    assert not load_relay_config(event).ordered
+    assert not load_relay_config({**event, "RELAY_ORDERING": "none"}).ordered
+    assert load_relay_config({"DOWNSTREAM_SERVICE_URL": URL}).ordered
+    assert load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_ORDERING": "aggregate"}).ordered
+    assert not load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_ORDERING": "none"}).ordered
