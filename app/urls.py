@@ -39,7 +39,10 @@ def url_secrets(url: str) -> list[str]:
     """The parts of `url` that may carry a credential, each to be masked on its own: the
     URL, its request target, its path and each path segment of 16 characters or more, its
     query and each query value, and the user info (also as the HTTP Basic `Authorization`
-    token it is sent as). Their other spellings are `Masker`'s job."""
+    token it is sent as): the password, or the user name when there is no password (a token
+    sent as the user, `https://TOKEN@host/`). A user name beside a password is a name, not a
+    secret: masked on its own, a user `relay` turned every `relay.` log event into `***.`.
+    Their other spellings are `Masker`'s job."""
     try:
         parts = urlsplit(url)
     except ValueError:  # not a URL at all: the whole value is all we can mask
@@ -52,8 +55,8 @@ def url_secrets(url: str) -> list[str]:
     secrets += [pair.partition("=")[2] for pair in parts.query.split("&")]
     userinfo = parts.netloc.rpartition("@")[0]
     if userinfo:
-        secrets += [f"{userinfo}@", userinfo, *userinfo.split(":", 1)]
-        user, _, password = userinfo.partition(":")
+        user, colon, password = userinfo.partition(":")
+        secrets += [f"{userinfo}@", userinfo, password if colon else user]
         secrets.append(basic_credentials(unquote(user), unquote(password)))
     return [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
 

@@ -42,3 +42,13 @@ def test_a_urls_secret_parts_are_listed_one_by_one() -> None:
     )
     assert "v=1" not in secrets and "1" not in secrets and "x" not in secrets
     assert url_secrets("http://[::1/x") == ["http://[::1/x"]
+
+
+def test_a_user_name_beside_a_password_is_not_a_secret_a_token_alone_is() -> None:
+    with_password = url_secrets("amqp://relay:s3cretpassw0rd@broker:5672/vhost")
+    assert "s3cretpassw0rd" in with_password and "relay" not in with_password
+    assert Masker(with_password)("relay.channel_broken: s3cretpassw0rd") == (
+        "relay.channel_broken: ***"
+    )
+    token_as_user = url_secrets("https://ghp_0123456789abcdef@h.test/events")
+    assert "ghp_0123456789abcdef" in token_as_user
