@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from app.config import env_reader
-from app.config_numbers import parse_seconds, parse_whole
+from app.config_numbers import check_seconds, parse_seconds, parse_whole
 from app.errors import ConfigError
 from app.firestore_limits import MAX_WRITES_PER_BATCH
 from app.relay.amqp_settings import AmqpSettings, read_amqp
@@ -99,6 +99,9 @@ class RelayConfig(
         ):
             if not seconds > 0:
                 raise ConfigError(f"{variable} must be greater than 0, got {seconds}")
+        for name, (variable, parse) in _NUMBERS.items():
+            if parse is parse_seconds:  # set in code too, not only read by load_relay_config
+                check_seconds(variable, getattr(self, name))
         if self.backoff_max_seconds < self.backoff_base_seconds:
             raise ConfigError(
                 "RELAY_BACKOFF_MAX_SECONDS must be at least RELAY_BACKOFF_BASE_SECONDS"

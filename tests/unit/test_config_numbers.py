@@ -14,7 +14,7 @@ from app.config import load_settings
 from app.config_numbers import parse_seconds, parse_whole
 from app.errors import ConfigError
 from app.idempotency.config import load_idempotency_config
-from app.relay.config import load_relay_config, read_seconds
+from app.relay.config import RelayConfig, load_relay_config, read_seconds
 from app.relay.partitions import configured_partitions
 
 Loader = Callable[[Mapping[str, str]], Any]
@@ -44,6 +44,9 @@ WHOLE: list[tuple[str, Loader]] = [
         ("soon", "must be a number of seconds"),
         ("inf", "must be a finite number"),
         ("nan", "must be a finite number"),
+        # Finite, but a date that far ahead overflows: the relay delivered and never settled.
+        ("3e11", "must be at most 3155760000 s (100 years)"),
+        ("-3e11", "must be at most 3155760000 s (100 years)"),
     ],
 )
 def test_seconds_read_by_any_loader_fail_alike(
@@ -73,3 +76,14 @@ def test_bytes_say_what_they_count() -> None:
 def test_what_python_reads_as_a_number_still_reads() -> None:
     assert parse_seconds("X", " 2.5 ") == 2.5
     assert parse_whole("X", "1_000") == 1000
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["retention_seconds", "backoff_max_seconds", "lock_timeout_seconds", "time_budget_seconds"],
+)
+def test_a_relay_config_built_in_code_is_held_to_the_same_ceiling(field: str) -> None:
+    with pytest.raises(
+        ConfigError, match=r"must be at most 3155760000 s \(100 years\), got 3e\+11"
+    ):
+        RelayConfig(downstream_url="http://127.0.0.1:9/events", **{field: 3e11})
