@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.config import Settings
+from app.config_numbers import MAX_SECONDS
 from app.deadline import with_deadline
 from app.firestore_client import get_db_client
 from app.relay.events import encode_json
@@ -29,6 +30,8 @@ def duration(text: str) -> float:
     seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: a duration must be more than 0")
+    if seconds > MAX_SECONDS:  # a date that far back or ahead is past year 9999 or year 1
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be at most 100 years")
     return seconds
 
 
@@ -38,8 +41,10 @@ def seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a number of seconds more than 0")
+    if not 0 < value <= MAX_SECONDS:  # NaN and the infinities too
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: must be a number of seconds more than 0 and at most 100 years"
+        )
     return value
 
 

@@ -6,6 +6,7 @@ import argparse
 import datetime
 from typing import Any
 
+from app.cli.failures import CommandFailed
 from app.cli.output import (
     add_lock_timeout,
     duration,
@@ -44,6 +45,8 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.limit < 0:  # a negative slice would drop ids from the end, not list none
+        raise CommandFailed("--limit must be at least 0", 2)
     now = utcnow()
     found = find_anomalies(
         ops_client(settings),

@@ -44,6 +44,13 @@ def test_version_is_the_installed_packages() -> None:
         (("relay", "--time-budget", "soon"), "is not a number of seconds"),
         (("purge", "--older-than", "0s"), "a duration must be more than 0"),
         (("status", "--lock-timeout", "0"), "a duration must be more than 0"),
+        # Finite, but a date that far away overflows: once a crash reported as a bug, exit 1.
+        (("purge", "--older-than", "99999999d"), "a duration must be at most 100 years"),
+        (("reconcile", "--since", "9999999d"), "a duration must be at most 100 years"),
+        (("status", "--lock-timeout", "99999999d"), "a duration must be at most 100 years"),
+        (("relay", "--time-budget", "1e300"), "at most 100 years"),
+        # A negative limit sliced ids off the end of the list instead of listing none.
+        (("reconcile", "--limit", "-1"), "--limit must be at least 0"),
     ],
 )
 def test_nonsense_arguments_are_refused_in_one_line_naming_the_argument(
