@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
+from app.domain import label_problem
 from app.errors import InvalidInput
-from app.firestore_limits import check_document_id
 from app.outbox_fields import AGGREGATE_ID, AGGREGATE_TYPE, HELD_RELEASED_AT, LAST_ERROR, UPDATED_AT
 from app.relay.leases import Change, LeaseStore
 from app.relay.partitions import HELD
@@ -59,7 +59,9 @@ def list_held(db: Client, collection: str, *, limit: int = LIST_LIMIT) -> list[H
 def release_held(db: Client, collection: str, aggregate_id: str, *, timeout: float = 30.0) -> int:
     """Release `aggregate_id`: its held events stay FAILED and stop holding it. Returns how
     many events were released (0: it was not held, or changed meanwhile)."""
-    problem = check_document_id(aggregate_id) if aggregate_id else "must not be empty"
+    # The producer's rule for an aggregate id, not a document id's: it is only a filter value,
+    # and an id such as `tenant/42` that `outbox held` lists must be releasable.
+    problem = label_problem(aggregate_id)
     if problem:
         raise InvalidInput(f"AGGREGATE_ID {problem}")
     query = (

@@ -44,11 +44,15 @@ def test_each_aggregate_is_delivered_in_sequence_through_random_503s(
         assert event["partition"] == partition_of(event["aggregateId"], 4)
 
 
+# `tenant/42`: an aggregate id the producer takes that no document id could be (a release
+# once checked it as one and refused it, so `outbox held` listed what could not be released).
+@pytest.mark.parametrize("aggregate", ["held", "tenant/42"])
 def test_a_failed_head_holds_its_aggregate_until_released(
-    db: firestore.Client, settings: Settings, receiver: Receiver
+    db: firestore.Client, settings: Settings, receiver: Receiver, aggregate: str
 ) -> None:
-    ids = add_steps(db, settings, ["held"] * 3 + ["free"] * 3)
-    receiver.respond = lambda r: Answer(400 if r.json() == {"aggregate": "held", "seq": 0} else 200)
+    ids = add_steps(db, settings, [aggregate] * 3 + ["free"] * 3)
+    head = {"aggregate": aggregate, "seq": 0}
+    receiver.respond = lambda r: Answer(400 if r.json() == head else 200)
     relay = make_relay(db, settings, receiver.url)
     relay.run()
     relay.run()  # a later run does not deliver behind the hold either
@@ -58,14 +62,14 @@ def test_a_failed_head_holds_its_aggregate_until_released(
     ] * 3
     assert events[ids[0]]["held"] is True
     [held] = list_held(db, settings.outbox_collection)
-    assert (held.aggregate_id, held.event_ids) == ("held", [ids[0]])
+    assert (held.aggregate_id, held.event_ids) == (aggregate, [ids[0]])
 
-    assert release_held(db, settings.outbox_collection, "held") == 1
+    assert release_held(db, settings.outbox_collection, aggregate) == 1
     relay.run()
     events = outbox(db, settings)
     assert [events[i]["status"] for i in ids[1:3]] == ["PROCESSED"] * 2
     assert events[ids[0]]["held"] is False and events[ids[0]]["heldReleasedAt"] is not None
-    seqs = [r.json()["seq"] for r in receiver.received if r.json()["aggregate"] == "held"]
+    seqs = [r.json()["seq"] for r in receiver.received if r.json()["aggregate"] == aggregate]
     assert seqs == [0, 1, 2]
     assert list_held(db, settings.outbox_collection) == []
 
@@ -128,7 +132,7 @@ def test_the_held_command_lists_held_aggregates_and_releases_one(
         "released 1 held events of aggregate order-7\n",
     )
     assert run("held", "--release", "order-7")[0] == 1  # nothing held any more
-    code, _, err = run("held", "--release", "a/b")
+    code, _, err = run("held", "--release", "a\x07b")  # no producer writes such an id
     assert code == 2 and "AGGREGATE_ID" in err  # refused before anything is written
     make_relay(db, settings, receiver.url).run()
     assert outbox(db, settings)[later]["status"] == "PROCESSED"
