@@ -8,6 +8,7 @@ process that started it dies without stopping it (app/watchdog.py).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -49,8 +50,43 @@ def find_launcher() -> Path:
     )
 
 
+_EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_IANA_EPHEMERAL = (49152, 65535)
+_LOWEST_PICK = 10000  # below it live the well-known services a machine may start later
+_PICKS = 200
+
+
+def ephemeral_ports() -> tuple[int, int]:
+    """The kernel's range for the local ports of outgoing connections (Linux's setting;
+    IANA's 49152-65535 elsewhere)."""
+    try:
+        low, high = (int(part) for part in _EPHEMERAL_RANGE_FILE.read_text().split())
+    except (OSError, ValueError):
+        return _IANA_EPHEMERAL
+    return low, high
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
+    """A port nothing listens on at `host` now, chosen outside the ephemeral range.
+
+    A server is started on the port after the probe has released it, and some (a restarted
+    broker, an emulator brought back after an outage drill) bind it again later: a port from
+    the ephemeral range could meanwhile become the local end of any process's outgoing
+    connection, and the bind would fail with EADDRINUSE. Outside that range only an explicit
+    bind can take it.
+    """
+    low, high = ephemeral_ports()
+    for _ in range(_PICKS):
+        port = random.randrange(_LOWEST_PICK, 65536)
+        if low <= port <= high:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as sock:  # nothing outside the range is free: any free port
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
 

@@ -4,7 +4,6 @@ their OpenTelemetry metrics in Prometheus' text format."""
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -14,15 +13,10 @@ import requests
 from google.cloud import firestore
 
 from app.config import Settings
+from app.emulator import free_port
 from app.receiver import Receiver
 from tests.e2e.test_relay_processes import OUTBOX, start_relay
 from tests.helpers import add_orders, relay_environment
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def scrape_until(port: int, done: Callable[[str], bool], timeout: float = 30.0) -> str:
