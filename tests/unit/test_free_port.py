@@ -26,12 +26,18 @@ def test_the_port_is_free_to_listen_on() -> None:
         server.listen()
 
 
+def kernel_setting(directory: Path, monkeypatch: pytest.MonkeyPatch, text: str | None) -> None:
+    """`ip_local_port_range` reads `text` (absent when None)."""
+    setting = directory / "ip_local_port_range"
+    if text is not None:
+        setting.write_text(text)
+    monkeypatch.setattr(emulator, "_EPHEMERAL_RANGE_FILE", setting)
+
+
 def test_the_range_is_read_from_the_kernels_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    setting = tmp_path / "ip_local_port_range"
-    setting.write_text("20000\t65535\n")
-    monkeypatch.setattr(emulator, "_EPHEMERAL_RANGE_FILE", setting)
+    kernel_setting(tmp_path, monkeypatch, "20000\t65535\n")
     assert ephemeral_ports() == (20000, 65535)
     assert all(free_port() < 20000 for _ in range(50))
 
@@ -39,7 +45,7 @@ def test_the_range_is_read_from_the_kernels_setting(
 def test_without_the_setting_the_range_is_ianas(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(emulator, "_EPHEMERAL_RANGE_FILE", tmp_path / "absent")
+    kernel_setting(tmp_path, monkeypatch, None)
     assert ephemeral_ports() == (49152, 65535)
     assert all(free_port() < 49152 for _ in range(50))
 
@@ -47,8 +53,6 @@ def test_without_the_setting_the_range_is_ianas(
 def test_with_no_port_outside_the_range_any_free_port_is_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    setting = tmp_path / "ip_local_port_range"
-    setting.write_text("1024 65535\n")
-    monkeypatch.setattr(emulator, "_EPHEMERAL_RANGE_FILE", setting)
+    kernel_setting(tmp_path, monkeypatch, "1024 65535\n")
     with socket.socket() as server:
         server.bind(("127.0.0.1", free_port()))
