@@ -44,6 +44,32 @@ class FunctionCompute:
         return Answer(202)
 
 
+class TwoInvocations:
+    """A downstream that holds every delivery until more are in flight at once than one
+    invocation sends (its `RELAY_CONCURRENCY`): another invocation is delivering too. Then
+    it answers all (`overlapped`), or after `WAIT_SECONDS` if that never happens. Without it
+    the first invocation, running long before the ones it starts, could deliver every
+    partition's events on its own."""
+
+    WAIT_SECONDS = 8.0  # under the relay's 10 s HTTP timeout
+
+    def __init__(self, concurrency: int) -> None:
+        self._concurrency = concurrency
+        self._in_flight = 0
+        self.overlapped = False
+        self._changed = threading.Condition()
+
+    def __call__(self, _: Received) -> Answer:
+        with self._changed:
+            self._in_flight += 1
+            self.overlapped = self.overlapped or self._in_flight > self._concurrency
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self.overlapped, self.WAIT_SECONDS)
+            self._in_flight -= 1
+        time.sleep(0.02)  # the first invocation alone would take a while
+        return Answer(200)
+
+
 def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
     db: firestore.Client,
     settings: Settings,
@@ -51,19 +77,18 @@ def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     event_ids = add_orders(db, settings, 160)
-
-    def slowish(_: Received) -> Answer:
-        time.sleep(0.02)  # the first invocation alone would take a while
-        return Answer(200)
-
-    fc = FunctionCompute()
-    with Receiver(slowish) as downstream, Receiver(fc) as function_compute:
+    fc, deliveries = FunctionCompute(), TwoInvocations(concurrency=2)
+    with Receiver(deliveries) as downstream, Receiver(fc) as function_compute:
         use(
             monkeypatch,
             relay_environment(
                 settings,
                 downstream.url,
                 RELAY_CONCURRENCY="2",
+                # A page smaller than a partition's events, as in a backlog worth fanning
+                # out: an invocation claims more partitions only as it runs out of events
+                # to send (with 250 it would hold all 16 after its first few reads).
+                RELAY_BATCH_SIZE="10",
                 RELAY_FAN_OUT_MAX="3",
                 RELAY_FAN_OUT_EVENTS="40",
                 RELAY_FAN_OUT_ENDPOINT=function_compute.url.removesuffix("/events"),
@@ -97,5 +122,6 @@ def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
     assert [s["fannedOut"] for s in children] == [0, 0, 0]  # they start no more
     assert sum(s["processed"] for s in [first, *fc.summaries, *later]) == 160  # each once
     assert sum(1 for s in children if s["processed"]) >= 1  # they did drain partitions
+    assert deliveries.overlapped  # while the first invocation's deliveries were outstanding
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
     assert sorted(outbox(db, settings)) == event_ids
