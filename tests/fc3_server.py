@@ -6,8 +6,9 @@ of its own (written from Alibaba Cloud's "V3 request structure and signature" pa
 no code with `app.relay.acs3`): the `Authorization` header's credential, signed headers and
 signature; that `host`, `content-type` and every `x-acs-*` header are signed; the body's hash;
 the STS token. Then the API: the path, the function, asynchronous invocation, the task id's
-rule, and task ids already taken (409). `script` queues error answers to give instead;
-`answer_after` delays the answer to a new task (accepted, its answer lost to a timeout).
+rule (one made up when the caller names none), and task ids already taken (409). `script`
+queues error answers to give instead; `answer_after` delays the answer to a new task
+(accepted, its answer lost to a timeout).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote
 
@@ -75,7 +77,8 @@ class Fc3Endpoint(RecordingResponder):
             return error(404, "FunctionNotFound", f"function '{function}' does not exist")
         if request.headers.get("x-fc-invocation-type") != "Async":
             return error(400, "InvalidArgument", "this endpoint takes async invocations only")
-        task = request.headers.get("x-fc-async-task-id", "")
+        # Without a task id of the caller's, Function Compute makes one up.
+        task = request.headers.get("x-fc-async-task-id", f"fc-{uuid.uuid4()}")
         if not _TASK_ID.fullmatch(task):
             return error(400, "InvalidArgument", f"invalid async task id {task!r}")
         with self._lock:

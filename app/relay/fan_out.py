@@ -5,7 +5,9 @@ the open events counted at the start of a run exceed what one invocation is expe
 drain (`RELAY_FAN_OUT_EVENTS`), the first invocation (a timer tick, never a fanned-out one)
 invokes the relay function itself `ceil(open / RELAY_FAN_OUT_EVENTS) - 1` more times, at most
 `RELAY_FAN_OUT_MAX` and no more than there are partitions for, through Function Compute's
-asynchronous invoke API (signed like `app.relay.fc`, which sends it). Each of them claims
+asynchronous invoke API: FC 3.0's InvokeFunction (`app.relay.fc3` sends it; what s.yaml
+deploys), or FC 2.0's for a function in a service (`RELAY_FAN_OUT_SERVICE`, `app.relay.fc`).
+Each of them claims
 partitions the others do not hold: partition leases already split the work. The function's
 role needs `fc:InvokeFunction` on the relay function itself (README: Deploy).
 """
@@ -17,10 +19,13 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from app.relay.publishers import Delivery, Outcome
+from app.relay.publisher_base import access_key
+from app.relay.publishers import Delivery, Outcome, PublisherOptions
 
 if TYPE_CHECKING:
     from app.relay.config import RelayConfig
+    from app.relay.fc import FcPublisher
+    from app.relay.fc3 import Fc3Publisher
 
 # The CloudEvents type of a fanned-out invocation's event: the handler does not fan out again.
 FAN_OUT_TYPE = "firestore-outbox.relay.fan-out"
@@ -43,20 +48,8 @@ class FanOut:
     """Invokes the relay function asynchronously, `start(n)` times at once."""
 
     def __init__(self, config: RelayConfig, source: str) -> None:
-        # Imported only when fan-out is configured: aliyun-fc2 is an optional extra.
-        from app.relay.fc import FcPublisher, FcTarget
-
         self._source = source
-        target = FcTarget(
-            endpoint=str(config.fan_out_endpoint),
-            service=str(config.fan_out_service),
-            function=str(config.fan_out_function),
-            asynchronous=True,
-            access_key_id=str(config.access_key_id),
-            access_key_secret=str(config.access_key_secret),
-            security_token=config.security_token,
-        )
-        self._invoker = FcPublisher(target, connect_timeout=2.0, read_timeout=_INVOKE_SECONDS)
+        self._invoker = _invoker(config)
 
     def start(self, count: int, instance: str) -> int:
         """Invoke `count` more relays; how many Function Compute accepted."""
@@ -78,3 +71,30 @@ class FanOut:
 
     def close(self) -> None:
         self._invoker.close()
+
+
+def _invoker(config: RelayConfig) -> Fc3Publisher | FcPublisher:
+    """FC 3.0's InvokeFunction (`app.relay.fc3`, no task id); FC 2.0's for a function in a
+    service (`RELAY_FAN_OUT_SERVICE` set; the `aliyun-fc2` extra, imported only then)."""
+    credentials = access_key(config)
+    timeouts: PublisherOptions = {"connect_timeout": 2.0, "read_timeout": _INVOKE_SECONDS}
+    if config.fan_out_service is None:
+        from app.relay.fc3 import Fc3Publisher, Fc3Target
+
+        target3 = Fc3Target(
+            endpoint=str(config.fan_out_endpoint),
+            function=str(config.fan_out_function),
+            task_ids=False,
+            **credentials,
+        )
+        return Fc3Publisher(target3, **timeouts)
+    from app.relay.fc import FcPublisher, FcTarget
+
+    target = FcTarget(
+        endpoint=str(config.fan_out_endpoint),
+        service=config.fan_out_service,
+        function=str(config.fan_out_function),
+        asynchronous=True,
+        **credentials,
+    )
+    return FcPublisher(target, **timeouts)

@@ -17,9 +17,9 @@ from app.relay.ramp import parse_ramp
 @dataclass(frozen=True, kw_only=True)
 class FanOutSettings(FcSettings):
     """`fan_out_max` more invocations at most (0: off), one per `fan_out_events` open events,
-    of the function `fan_out_endpoint`/`_service`/`_function`, signed with the AccessKey
-    (hence `FcSettings`); `ramp` on: at most `ramp_rate` operations per second at first, 50%
-    more after every `ramp_step_seconds`."""
+    of the function `fan_out_endpoint`/`_function` (and `_service` for an FC 2.0 one), signed
+    with the AccessKey (hence `FcSettings`); `ramp` on: at most `ramp_rate` operations per
+    second at first, 50% more after every `ramp_step_seconds`."""
 
     fan_out_max: int = 0
     fan_out_events: int = 2000  # events one invocation is expected to drain in its budget
@@ -43,6 +43,7 @@ class FanOutSettings(FcSettings):
                 "RELAY_FAN_OUT",
                 (self.fan_out_endpoint, self.fan_out_service, self.fan_out_function),
                 "RELAY_FAN_OUT_MAX",
+                service_needed=False,  # without one, FC 3.0's API (`app.relay.fan_out`)
             )
 
 

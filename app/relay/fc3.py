@@ -55,6 +55,10 @@ class Fc3Target(AccessKeyTarget):
 
     function: str
     qualifier: str | None = None  # a version or alias
+    # Whether each invocation names its task (`task_id`), so that Function Compute refuses a
+    # second of the same event. Fan-out's invocations, never sent twice, name none and need
+    # no asynchronous tasks enabled on the function.
+    task_ids: bool = True
 
 
 def task_id(event_id: str) -> str:
@@ -81,6 +85,7 @@ class Fc3Publisher(ApiPublisher):
         self._query = {"qualifier": target.qualifier} if target.qualifier else {}
         query = "&".join(f"{k}={percent_encode(v)}" for k, v in self._query.items())
         self._url = target.url(self._path + (f"?{query}" if query else ""))
+        self._task_ids = target.task_ids
 
     def publish(self, delivery: Delivery) -> PublishResult:
         body = signed_cloudevent(delivery, self._signer)
@@ -88,8 +93,9 @@ class Fc3Publisher(ApiPublisher):
             "host": self._host,
             "content-type": "application/json",
             "x-fc-invocation-type": "Async",
-            "x-fc-async-task-id": task_id(delivery.event_id),
         }
+        if self._task_ids:
+            headers["x-fc-async-task-id"] = task_id(delivery.event_id)
         headers = sign(
             "POST",
             self._path,

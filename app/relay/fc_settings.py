@@ -48,15 +48,21 @@ class FcSettings(AccessKeySettings):
             )
 
     def _check_function(
-        self, prefix: str, target: tuple[str | None, str | None, str | None], needed_by: str
+        self,
+        prefix: str,
+        target: tuple[str | None, str | None, str | None],
+        needed_by: str,
+        *,
+        service_needed: bool = True,
     ) -> None:
         """A Function Compute function to invoke (the `fc` publisher's, or fan-out's):
-        `PREFIX_ENDPOINT`, `_SERVICE`, `_FUNCTION` and the credentials that sign it."""
+        `PREFIX_ENDPOINT`, `_SERVICE` (unless not `service_needed`: FC 3.0 has none),
+        `_FUNCTION` and the credentials that sign it."""
         endpoint, service, function = target
         required(
             needed_by,
             (f"{prefix}_ENDPOINT", endpoint),
-            (f"{prefix}_SERVICE", service),
+            *([(f"{prefix}_SERVICE", service)] if service_needed else []),
             (f"{prefix}_FUNCTION", function),
             *self._access_key(),
         )

@@ -16,6 +16,7 @@ from app.config import Settings
 from app.receiver import Answer, Received, Receiver
 from app.relay.fan_out import FAN_OUT_TYPE
 from function_compute.relay_handler import handler
+from tests.fc3_server import Fc3Endpoint
 from tests.fc_invocation import TIMER_EVENT, clean_environment, fc_context, use
 from tests.helpers import add_orders, outbox, relay_environment
 from tests.integration.test_fc_publisher import SECRET, expected_signature
@@ -24,24 +25,34 @@ __all__ = ["clean_environment"]  # the `environment` fixture, imported for its n
 
 
 class FunctionCompute:
-    """Answers an asynchronous invocation 202 and runs the handler with its event."""
+    """Plays Function Compute's asynchronous invoke API, FC 3.0's (`Fc3Endpoint`, which checks
+    the V3 signature with its own code) or FC 2.0's (checked by `expected_signature`); answers
+    an accepted invocation 202 and runs the handler with its event."""
 
-    def __init__(self) -> None:
+    def __init__(self, api: str) -> None:
+        self.api = api
+        self.fc3 = Fc3Endpoint(keys={"AKID": SECRET}, functions={"relay"})
         self.invocations: list[Received] = []
         self.summaries: list[dict[str, Any]] = []
         self.threads: list[threading.Thread] = []
-        self.bad_signatures = 0
+        self.refused = 0
 
     def __call__(self, request: Received) -> Answer:
-        if request.headers.get("authorization") != expected_signature(request):
-            self.bad_signatures += 1
-            return Answer(403)
+        if self.api == "3.0":
+            answer = self.fc3(request)
+        elif request.headers.get("authorization") != expected_signature(request):
+            answer = Answer(403)
+        else:
+            answer = Answer(202)
+        if answer.status != 202:
+            self.refused += 1
+            return answer
         self.invocations.append(request)
         context = fc_context(f"child-{len(self.invocations)}")
         run = threading.Thread(target=lambda: self.summaries.append(handler(request.body, context)))
         self.threads.append(run)
         run.start()
-        return Answer(202)
+        return answer
 
 
 class TwoInvocations:
@@ -70,14 +81,24 @@ class TwoInvocations:
         return Answer(200)
 
 
+# FC 3.0's API for a function of its own (what s.yaml deploys), FC 2.0's for one in a service.
+APIS = {"3.0": {}, "2.0": {"RELAY_FAN_OUT_SERVICE": "outbox"}}
+PATHS = {
+    "3.0": "/2023-03-30/functions/relay/invocations",
+    "2.0": "/2016-08-15/services/outbox/functions/relay/invocations",
+}
+
+
+@pytest.mark.parametrize("api", APIS)
 def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
+    api: str,
     db: firestore.Client,
     settings: Settings,
     environment: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     event_ids = add_orders(db, settings, 160)
-    fc, deliveries = FunctionCompute(), TwoInvocations(concurrency=2)
+    fc, deliveries = FunctionCompute(api), TwoInvocations(concurrency=2)
     with Receiver(deliveries) as downstream, Receiver(fc) as function_compute:
         use(
             monkeypatch,
@@ -92,10 +113,10 @@ def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
                 RELAY_FAN_OUT_MAX="3",
                 RELAY_FAN_OUT_EVENTS="40",
                 RELAY_FAN_OUT_ENDPOINT=function_compute.url.removesuffix("/events"),
-                RELAY_FAN_OUT_SERVICE="outbox",
                 RELAY_FAN_OUT_FUNCTION="relay",
                 ALIBABA_CLOUD_ACCESS_KEY_ID="AKID",
                 ALIBABA_CLOUD_ACCESS_KEY_SECRET=SECRET,
+                **APIS[api],
             ),
         )
         first = handler(TIMER_EVENT, fc_context("timer"))
@@ -114,9 +135,9 @@ def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
                 thread.join(timeout=60)
 
     assert first["status"] == "ok" and first["fannedOut"] == 3, first
-    assert fc.bad_signatures == 0 and len(children) == 3
+    assert fc.refused == 0 and len(children) == 3
     for request in fc.invocations[:3]:
-        assert request.path == "/2016-08-15/services/outbox/functions/relay/invocations"
+        assert request.path == PATHS[api]
         assert request.headers["x-fc-invocation-type"] == "Async"
         assert request.json()["type"] == FAN_OUT_TYPE
     assert [s["fannedOut"] for s in children] == [0, 0, 0]  # they start no more

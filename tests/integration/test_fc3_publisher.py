@@ -75,6 +75,18 @@ def test_an_invocation_is_signed_asynchronous_and_carries_the_event_as_a_cloudev
     }
 
 
+def test_without_task_ids_an_invocation_names_none_and_function_compute_makes_one_up(
+    fc3: tuple[Fc3Endpoint, str],
+) -> None:
+    endpoint, url = fc3
+    invoker = publisher(url, task_ids=False)
+
+    results = [invoker.publish(DELIVERY) for _ in range(2)]
+
+    assert [r.outcome for r in results] == [Outcome.DELIVERED] * 2, results
+    assert [i.task_id.startswith("fc-") for i in endpoint.invocations.values()] == [True, True]
+
+
 def test_the_same_event_twice_is_refused_by_fc_as_a_duplicate_and_counts_as_delivered(
     fc3: tuple[Fc3Endpoint, str],
 ) -> None:

@@ -156,3 +156,25 @@ def test_fan_out_needs_the_function_to_invoke_and_credentials() -> None:
     assert wanted(10_000, config) == 2  # RELAY_FAN_OUT_MAX
     assert wanted(10_000, dataclasses.replace(config, fan_out_max=9)) == 3
     assert wanted(2_000, config) == 0
+
+
+def test_fan_out_needs_no_service_for_a_function_compute_3_function() -> None:
+    config = load_relay_config(
+        {
+            "DOWNSTREAM_SERVICE_URL": "http://x/",
+            "RELAY_FAN_OUT_MAX": "2",
+            "RELAY_FAN_OUT_ENDPOINT": "https://1.cn-hangzhou.fc.aliyuncs.com",
+            "RELAY_FAN_OUT_FUNCTION": "relay",
+            "ALIBABA_CLOUD_ACCESS_KEY_ID": "AKID",
+            "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "k",
+        }
+    )
+    assert (config.fan_out_service, config.fan_out_function) == (None, "relay")
+    with pytest.raises(ConfigError, match="RELAY_FAN_OUT_FUNCTION is not set"):
+        load_relay_config(
+            {
+                "DOWNSTREAM_SERVICE_URL": "http://x/",
+                "RELAY_FAN_OUT_MAX": "2",
+                "RELAY_FAN_OUT_ENDPOINT": "https://1.cn-hangzhou.fc.aliyuncs.com",
+            }
+        )
