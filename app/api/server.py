@@ -35,8 +35,23 @@ class ApiServer:
         self._watchdog = watchdog
 
     @property
+    def addresses(self) -> list[tuple[str, int]]:
+        """The `(host, port)` of every socket it listens on: one per address the host name
+        resolves to (`localhost` is often 127.0.0.1 and ::1; with port 0 each its own)."""
+        return [
+            (str(d.effective_host), int(d.effective_port))
+            for d in self._sockets.values()
+            if getattr(d, "accepting", False)
+        ]
+
+    @property
     def effective_port(self) -> int:
-        return int(self._server.effective_port)
+        """The port of the first address it listens on."""
+        return self.addresses[0][1]
+
+    def urls(self) -> list[str]:
+        """`http://HOST:PORT` for each address (an IPv6 host in brackets)."""
+        return [f"http://{f'[{h}]' if ':' in h else h}:{p}" for h, p in self.addresses]
 
     def run(self) -> None:
         """Serve until Ctrl-C (or `close()` from another thread)."""
@@ -92,6 +107,8 @@ def create_server(
         )
     except OSError as exc:
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    except ValueError:  # waitress's word for a host that resolves to no address
+        raise ConfigError(f"cannot listen on {host}:{port}: no address by that name") from None
     watchdog = Watchdog()
     channel = bounded_channel(watchdog, read_timeout)
     for dispatcher in sockets.values():

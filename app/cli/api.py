@@ -84,7 +84,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         read_timeout=args.read_timeout,
         connection_limit=args.connection_limit,
     )
-    print(f"listening on http://{args.host}:{server.effective_port}", flush=True)
+    for url in server.urls():
+        print(f"listening on {url}", flush=True)
     try:
         server.run()
     except KeyboardInterrupt:
