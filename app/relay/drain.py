@@ -118,9 +118,9 @@ class PartitionDrain:
         def more() -> bool:  # anything left to read or claim
             return bool(reads.open) or not exhausted
 
-        def work() -> bool:  # something for this loop: a page came back, or room to read
-            if reads.arrived():
-                return True
+        def work() -> bool:  # something for this loop: a lease to renew, a page, room to read
+            if reads.arrived() or self._leases.renewal_due(held.values()):
+                return True  # (publishing alone could hold this thread past the leases)
             # Read ahead while what was read is being published, within a bound of memory:
             # the next page of a partition held as soon as it came back (a page is a round
             # trip or more away, longer than publishing half a batch takes across a cloud
