@@ -173,16 +173,18 @@ class PartitionDrain:
         self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False
     ) -> None:
         """Release the partitions in `done` with nothing read left unsettled (all of them
-        with `unsettled_too`: the run ends), and forget the ones lost to another holder."""
-        lost = [p for p in done if p in self.aggregates.lost]
-        finished = [
-            p for p in done if p not in lost and (unsettled_too or not self.aggregates.open_in(p))
-        ]
-        for partition in lost:
-            held.pop(partition, None)
-        if finished:
-            # Released as the drain goes (not at the run's end): nothing left to read there.
-            self._leases.release([held.pop(p) for p in finished], drained=not unsettled_too)
+        with `unsettled_too`: the run ends). Released as the drain goes, not at the run's
+        end: nothing is left to read there."""
+        finished = [p for p in done if unsettled_too or not self.aggregates.open_in(p)]
+        # A refused settle marks its partition lost, but another writer moving the event (a
+        # relay of 0.2, an operator) refuses it too while the lease is still ours: released
+        # like the others (the release is conditional: one taken over is left as it is), or
+        # the partition would wait out the lease unread. Nothing says it was drained.
+        lost = [p for p in finished if p in self.aggregates.lost]
+        drained = [p for p in finished if p not in lost]
+        for partitions, emptied in ((drained, not unsettled_too), (lost, False)):
+            if partitions:
+                self._leases.release([held.pop(p) for p in partitions], drained=emptied)
 
     def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
         renewed = self._leases.renew_due(held, run.instance)
