@@ -57,9 +57,11 @@ class PartitionLeases(PartitionLeaseWrites):
             held = self._hold(free, holder)
             if held:
                 return held
-            skipped.update(n for n, _ in free)  # taken by others just now
-            for n, _ in free:
-                self._known.pop(n, None)
+            # Every claim refused: those leases changed since this relay last read or wrote
+            # them, and the others it knows may have too (a warm relay after another
+            # invocation's run: skipping the refused ones only, it gave up after three tries
+            # with every partition free). Read them all again: the next try goes by the truth.
+            self._known.clear()
         return []
 
     def _free(
