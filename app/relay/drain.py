@@ -69,6 +69,7 @@ class PartitionDrain:
         self._rng = rng
         self._holds_failed = config.ordered and config.failed_head == "hold"
         self._anything_held = False
+        self._held_counted_at: datetime.datetime | None = None
         self._started: datetime.datetime | None = None
         self.aggregates = Aggregates(
             ordered=config.ordered, skip_failed=config.failed_head == "skip"
@@ -84,6 +85,7 @@ class PartitionDrain:
         if not looked.open_events:
             return "drained"
         self._anything_held = looked.anything_held
+        self._held_counted_at = looked.held_counted_at
         if self._fan_out is not None and (more := wanted(looked.open_events, self._config)):
             tally["fannedOut"] += self._fan_out.start(more, run.instance)
         held: dict[int, HeldPartition] = {}
@@ -163,11 +165,24 @@ class PartitionDrain:
         )
         visited.update(h.partition for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
-        if self._holds_failed and self._anything_held:
-            for h in claimed:
+        for h in claimed:
+            if self._holds_failed and (self._anything_held or self._held_since_counted(h)):
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
         return claimed
+
+    def _held_since_counted(self, held: HeldPartition) -> bool:
+        """Whether another holder may have held an aggregate in `held`'s partition after
+        the run counted none: only a partition's holder settles an event FAILED, so only a
+        lease written since the count, or taken over from a holder, can hide one (a run
+        that trusted its opening count delivered a later event past a head that another
+        invocation failed meanwhile)."""
+        before = held.claimed_from
+        if before is None or self._held_counted_at is None:
+            return True
+        if before.created:
+            return False  # created by this relay since: never held by anyone
+        return before.expires is not None or before.update_time > self._held_counted_at
 
     def _release(
         self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False

@@ -34,11 +34,14 @@ RENEW_WHEN_LEFT = 0.6
 @dataclass(frozen=True)
 class HeldPartition:
     """A partition this invocation holds: its lease document's update time (for the next
-    conditional write) and the monotonic time until which the lease is surely its own."""
+    conditional write) and the monotonic time until which the lease is surely its own;
+    after a claim, the lease as it was just before (`claimed_from`: what another holder
+    may have done there lately)."""
 
     partition: int
     update_time: datetime.datetime
     valid_until: float
+    claimed_from: KnownLease | None = None
 
 
 class PartitionLeaseWrites:
