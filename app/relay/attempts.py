@@ -98,7 +98,12 @@ class Attempts:
     def _publish(self, delivery: Delivery) -> PublishResult:
         event_id = delivery.event_id
         try:
-            return self._publisher.publish(delivery)
+            result = self._publisher.publish(delivery)
+            if not isinstance(result, PublishResult):  # a bug that does not raise
+                raise TypeError(
+                    f"the publisher answered {type(result).__name__}, not a PublishResult"
+                )
+            return result
         except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
             log_event(
                 logger,

@@ -15,7 +15,7 @@ from app.logs import log_event
 from app.outbox_fields import LAST_ERROR
 from app.relay.aggregates import Aggregates, goes_on
 from app.relay.heads import take_head
-from app.relay.pipeline import hand_to
+from app.relay.pipeline import outcome_of
 
 if TYPE_CHECKING:
     from app.firestore_raw import Found
@@ -94,13 +94,12 @@ class HeadSender:
         """The aggregate's next event may go as soon as this one was delivered (in order:
         its settle follows, and a settle that does not land only means it is delivered
         again, which the consumer deduplicates); then the result goes to the settler."""
-        settle = hand_to(run.settler, lease)
         config = self._config
 
         def done(published: Future[Any]) -> None:
-            result = published.result()
+            result = outcome_of(published, lease)
             self.aggregates.finish(key, go_on=goes_on(result, lease.attempt, config))
-            settle(published)
+            run.settler.put(lease, result)
 
         return done
 
