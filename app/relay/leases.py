@@ -35,6 +35,7 @@ from app.firestore_raw import Found, run_query
 from app.outbox_fields import (
     ATTEMPTS,
     CREATED_AT,
+    HELD,
     NEXT_ATTEMPT_AT,
     STATUS,
     UPDATED_AT,
@@ -52,10 +53,14 @@ __all__ = ["Change", "LeaseStore", "Written"]
 class LeaseStore:
     """Queries for due events and conditional writes on the outbox collection."""
 
-    def __init__(self, db: Client, collection: str, *, timeout: float) -> None:
+    def __init__(
+        self, db: Client, collection: str, *, timeout: float, park_holds: bool = False
+    ) -> None:
         self._db = db
         self.collection = db.collection(collection)
         self._timeout = timeout
+        # RELAY_FAILED_HEAD=hold (ordered): an event parked undelivered holds its aggregate.
+        self._park_holds = park_holds
         self.clock = ServerClock()
 
     @property
@@ -157,6 +162,7 @@ class LeaseStore:
                     {
                         **parked(written[n].reason if with_reason else None),
                         **_spent(changes[n].fields),
+                        **self._holding(changes[n].fields),
                     },
                 )
                 for n in refused
@@ -203,6 +209,13 @@ class LeaseStore:
             if result.applied and change.fields is not None:  # a commit time (not a delete)
                 self.clock.observe(result.update_time, sent_at)
         return written
+
+    def _holding(self, fields: Mapping[str, Any] | None) -> dict[str, Any]:
+        """`held` for a park, as a FAILED settle would have it: its aggregate's later events
+        must not overtake an event never delivered (a run delivered them on the next run).
+        Not when the refused write was recording a delivery: nothing is owed before them."""
+        delivered = fields is not None and fields.get(STATUS) == EventStatus.PROCESSED.value
+        return {HELD: True} if self._park_holds and not delivered else {}
 
     def _retry(self) -> Retry:
         # Transient errors are retried, but never past the relay's own Firestore timeout.
