@@ -132,7 +132,9 @@ class PartitionDrain:
                 return False
             if reads.can_send():
                 return True
-            return aggregates.ready() < size // 2 and not reads.open and not exhausted
+            # (`2 * ready < size`, not `ready < size // 2`: with a batch of one, that was
+            # never true, and the drain claimed nothing until its budget ran out.)
+            return 2 * aggregates.ready() < size and not reads.open and not exhausted
 
         while True:
             if stop := self._stopping(run):
