@@ -58,6 +58,8 @@ class Attempts:
         # The attempt must be over before the run's budget (less the settle) and before
         # its lease expires (less the settle), whichever comes first.
         lease_expiry = lease.leased_at + self._config.lock_timeout_seconds
+        if lease.expires is not None:
+            lease_expiry = lease.expires()
         deadline = min(run.deadline, lease_expiry) - SETTLE_ALLOWANCE_SECONDS
         if deadline - now < self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS:
             return None

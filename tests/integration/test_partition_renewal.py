@@ -30,3 +30,18 @@ def test_a_lease_is_renewed_while_one_aggregate_is_delivered_past_it(
     assert all(events[i]["status"] == "PROCESSED" for i in ids)
     assert downstream.accepted == {"hot": list(range(40))}
     assert (downstream.violations, downstream.duplicates) == (0, 0)
+
+
+def test_events_waiting_for_a_publishing_thread_go_under_the_renewed_lease(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    # 40 aggregates of one event each, one publishing thread, each answer 0.15 s: the batch's
+    # heads wait in the pool's queue for about 6 s, twice the partition lease (3 s, FAST),
+    # which the drain renews meanwhile.
+    ids = add_steps(db, settings, [f"a{n}" for n in range(40)])
+    receiver.respond = Sequences(0.0, random.Random(4), slow_rate=1.0, slow_seconds=0.15)
+    summary = make_relay(db, settings, receiver.url, concurrency=1).run()
+
+    seen = {k: summary[k] for k in ("processed", "released", "unsettled", "stoppedBy")}
+    assert seen == {"processed": 40, "released": 0, "unsettled": 0, "stoppedBy": "drained"}
+    assert {outbox(db, settings)[i]["status"] for i in ids} == {"PROCESSED"}
