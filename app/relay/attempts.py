@@ -58,6 +58,8 @@ class Attempts:
         # The attempt must be over before the run's budget (less the settle) and before
         # its lease expires (less the settle), whichever comes first.
         lease_expiry = lease.leased_at + self._config.lock_timeout_seconds
+        if lease.expires is not None:
+            lease_expiry = lease.expires()
         deadline = min(run.deadline, lease_expiry) - SETTLE_ALLOWANCE_SECONDS
         if deadline - now < self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS:
             return None
@@ -98,7 +100,12 @@ class Attempts:
     def _publish(self, delivery: Delivery) -> PublishResult:
         event_id = delivery.event_id
         try:
-            return self._publisher.publish(delivery)
+            result = self._publisher.publish(delivery)
+            if not isinstance(result, PublishResult):  # a bug that does not raise
+                raise TypeError(
+                    f"the publisher answered {type(result).__name__}, not a PublishResult"
+                )
+            return result
         except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
             log_event(
                 logger,

@@ -63,7 +63,10 @@ class Relay:
     ) -> None:
         self.config = config
         self._store = LeaseStore(
-            db, settings.outbox_collection, timeout=config.firestore_timeout_seconds
+            db,
+            settings.outbox_collection,
+            timeout=config.firestore_timeout_seconds,
+            park_holds=config.ordered and config.failed_head == "hold",
         )
         source = config.event_source or (
             f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"

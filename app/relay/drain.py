@@ -69,6 +69,7 @@ class PartitionDrain:
         self._rng = rng
         self._holds_failed = config.ordered and config.failed_head == "hold"
         self._anything_held = False
+        self._held_counted_at: datetime.datetime | None = None
         self._started: datetime.datetime | None = None
         self.aggregates = Aggregates(
             ordered=config.ordered, skip_failed=config.failed_head == "skip"
@@ -84,6 +85,7 @@ class PartitionDrain:
         if not looked.open_events:
             return "drained"
         self._anything_held = looked.anything_held
+        self._held_counted_at = looked.held_counted_at
         if self._fan_out is not None and (more := wanted(looked.open_events, self._config)):
             tally["fannedOut"] += self._fan_out.start(more, run.instance)
         held: dict[int, HeldPartition] = {}
@@ -118,9 +120,9 @@ class PartitionDrain:
         def more() -> bool:  # anything left to read or claim
             return bool(reads.open) or not exhausted
 
-        def work() -> bool:  # something for this loop: a page came back, or room to read
-            if reads.arrived():
-                return True
+        def work() -> bool:  # something for this loop: a lease to renew, a page, room to read
+            if reads.arrived() or self._leases.renewal_due(held.values()):
+                return True  # (publishing alone could hold this thread past the leases)
             # Read ahead while what was read is being published, within a bound of memory:
             # the next page of a partition held as soon as it came back (a page is a round
             # trip or more away, longer than publishing half a batch takes across a cloud
@@ -130,7 +132,9 @@ class PartitionDrain:
                 return False
             if reads.can_send():
                 return True
-            return aggregates.ready() < size // 2 and not reads.open and not exhausted
+            # (`2 * ready < size`, not `ready < size // 2`: with a batch of one, that was
+            # never true, and the drain claimed nothing until its budget ran out.)
+            return 2 * aggregates.ready() < size and not reads.open and not exhausted
 
         while True:
             if stop := self._stopping(run):
@@ -163,26 +167,41 @@ class PartitionDrain:
         )
         visited.update(h.partition for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
-        if self._holds_failed and self._anything_held:
-            for h in claimed:
+        for h in claimed:
+            if self._holds_failed and (self._anything_held or self._held_since_counted(h)):
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
         return claimed
+
+    def _held_since_counted(self, held: HeldPartition) -> bool:
+        """Whether another holder may have held an aggregate in `held`'s partition after
+        the run counted none: only a partition's holder settles an event FAILED, so only a
+        lease written since the count, or taken over from a holder, can hide one (a run
+        that trusted its opening count delivered a later event past a head that another
+        invocation failed meanwhile)."""
+        before = held.claimed_from
+        if before is None or self._held_counted_at is None:
+            return True
+        if before.created:
+            return False  # created by this relay since: never held by anyone
+        return before.expires is not None or before.update_time > self._held_counted_at
 
     def _release(
         self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False
     ) -> None:
         """Release the partitions in `done` with nothing read left unsettled (all of them
-        with `unsettled_too`: the run ends), and forget the ones lost to another holder."""
-        lost = [p for p in done if p in self.aggregates.lost]
-        finished = [
-            p for p in done if p not in lost and (unsettled_too or not self.aggregates.open_in(p))
-        ]
-        for partition in lost:
-            held.pop(partition, None)
-        if finished:
-            # Released as the drain goes (not at the run's end): nothing left to read there.
-            self._leases.release([held.pop(p) for p in finished], drained=not unsettled_too)
+        with `unsettled_too`: the run ends). Released as the drain goes, not at the run's
+        end: nothing is left to read there."""
+        finished = [p for p in done if unsettled_too or not self.aggregates.open_in(p)]
+        # A refused settle marks its partition lost, but another writer moving the event (a
+        # relay of 0.2, an operator) refuses it too while the lease is still ours: released
+        # like the others (the release is conditional: one taken over is left as it is), or
+        # the partition would wait out the lease unread. Nothing says it was drained.
+        lost = [p for p in finished if p in self.aggregates.lost]
+        drained = [p for p in finished if p not in lost]
+        for partitions, emptied in ((drained, not unsettled_too), (lost, False)):
+            if partitions:
+                self._leases.release([held.pop(p) for p in partitions], drained=emptied)
 
     def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
         renewed = self._leases.renew_due(held, run.instance)

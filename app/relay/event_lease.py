@@ -26,6 +26,10 @@ class Lease:
     # Read under a partition lease (`app.relay.drain`): no lease write came before, so the
     # settle is the event's one write, and an event never sent needs no write at all.
     one_write: bool = False
+    # The monotonic time its partition's lease now runs to, renewals included (None: the
+    # lease runs `RELAY_LOCK_TIMEOUT_SECONDS` from `leased_at`). An event waiting in the
+    # publishing pool's queue goes under the lease as it is when its turn comes.
+    expires: Callable[[], float] | None = None
 
 
 # Told how each lease ended: its kind ("processed", "retried", ...) and the write's outcome

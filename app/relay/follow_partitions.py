@@ -3,7 +3,9 @@
 Per-event leases let the follower lease events straight from its listener's window; with
 partition leases an event is delivered only by the holder of its partition, so the follower
 runs the same drain as the timer (`Relay.run()`) again and again: at once when its listener
-sees the window of due `PENDING` events change, and at least every `RELAY_FOLLOW_POLL_SECONDS`
+sees the window of the newest `PENDING` events change (an event commits at its top, whatever
+older events wait undelivered: a window of the first due ones, full of a held aggregate's
+events, never changed), and at least every `RELAY_FOLLOW_POLL_SECONDS`
 (which also covers a listener that failed or stalled). It runs beside the timer-triggered
 function without racing it: they split the partitions between them.
 
@@ -63,6 +65,7 @@ def follow_partitions(
         changed.set,
         first_snapshot_seconds=config.firestore_timeout_seconds,
         tally=tally,
+        newest=True,  # it only wakes the drain: every commit must change its window
     )
     with watch_failures(listener.failed):
         try:

@@ -5,6 +5,7 @@ aggregate's next event go and the settler settle this one."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -15,7 +16,7 @@ from app.logs import log_event
 from app.outbox_fields import LAST_ERROR
 from app.relay.aggregates import Aggregates, goes_on
 from app.relay.heads import take_head
-from app.relay.pipeline import hand_to
+from app.relay.pipeline import outcome_of
 
 if TYPE_CHECKING:
     from app.firestore_raw import Found
@@ -67,7 +68,7 @@ class HeadSender:
             room = self._config.batch_size - aggregates.in_flight
             heads = [] if stopping else aggregates.heads(room)
             for key, partition, document in heads:
-                lease = self._lease(run, key, held[partition], document)
+                lease = self._lease(run, key, held, partition, document)
                 if lease is None:
                     aggregates.abandon(document.id)
                     continue
@@ -94,17 +95,23 @@ class HeadSender:
         """The aggregate's next event may go as soon as this one was delivered (in order:
         its settle follows, and a settle that does not land only means it is delivered
         again, which the consumer deduplicates); then the result goes to the settler."""
-        settle = hand_to(run.settler, lease)
         config = self._config
 
         def done(published: Future[Any]) -> None:
-            result = published.result()
+            result = outcome_of(published, lease)
             self.aggregates.finish(key, go_on=goes_on(result, lease.attempt, config))
-            settle(published)
+            run.settler.put(lease, result)
 
         return done
 
-    def _lease(self, run: Pipeline, key: str, held: HeldPartition, document: Found) -> Lease | None:
+    def _lease(
+        self,
+        run: Pipeline,
+        key: str,
+        held: dict[int, HeldPartition],
+        partition: int,
+        document: Found,
+    ) -> Lease | None:
         """The lease to publish `document` under, or None (the aggregate is then finished:
         not due yet, still leased by a relay of 0.2, or parked as FAILED here)."""
         head = take_head(
@@ -112,7 +119,7 @@ class HeadSender:
             now=self._store.clock.earliest(),
             config=self._config,
             instance=run.instance,
-            leased_at=held.valid_until - self._lease_seconds,
+            leased_at=held[partition].valid_until - self._lease_seconds,
         )
         run.tally["reclaimed"] += head.reclaim  # a lease of 0.2 that expired
         if head.lag_ms is not None:
@@ -122,7 +129,9 @@ class HeadSender:
             self.aggregates.finish(key, go_on=self._config.failed_head == "skip")
         elif head.lease is None:
             self.aggregates.finish(key, go_on=False)
-        return head.lease
+        if head.lease is None:
+            return None
+        return dataclasses.replace(head.lease, expires=_expiry(held, held[partition]))
 
     def _park(self, run: Pipeline, document: Found, fields: dict[str, object]) -> None:
         [written] = self._store.write([Change(document.reference, document.update_time, fields)])
@@ -138,3 +147,15 @@ class HeadSender:
                 error=fields.get(LAST_ERROR),
                 instanceId=run.instance,
             )
+
+
+def _expiry(held: dict[int, HeldPartition], taken: HeldPartition) -> Callable[[], float]:
+    """Until when the partition of a head taken under `taken` is held, asked when its
+    publish starts: the drain renews `held` meanwhile (a head waiting for a publishing
+    thread was refused once the lease it was taken under ran short, though renewed). A
+    partition no longer held (lost, released) keeps the lease it was taken under."""
+
+    def expires() -> float:
+        return held.get(taken.partition, taken).valid_until
+
+    return expires

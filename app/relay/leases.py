@@ -32,7 +32,15 @@ from google.cloud.firestore import FieldFilter
 from app import cas
 from app.cas import Change, WriteOutcome, Written
 from app.firestore_raw import Found, run_query
-from app.outbox_fields import ATTEMPTS, NEXT_ATTEMPT_AT, STATUS, UPDATED_AT, EventStatus
+from app.outbox_fields import (
+    ATTEMPTS,
+    CREATED_AT,
+    HELD,
+    NEXT_ATTEMPT_AT,
+    STATUS,
+    UPDATED_AT,
+    EventStatus,
+)
 from app.relay.clock import ServerClock
 from app.relay.transitions import parked
 
@@ -45,10 +53,14 @@ __all__ = ["Change", "LeaseStore", "Written"]
 class LeaseStore:
     """Queries for due events and conditional writes on the outbox collection."""
 
-    def __init__(self, db: Client, collection: str, *, timeout: float) -> None:
+    def __init__(
+        self, db: Client, collection: str, *, timeout: float, park_holds: bool = False
+    ) -> None:
         self._db = db
         self.collection = db.collection(collection)
         self._timeout = timeout
+        # RELAY_FAILED_HEAD=hold (ordered): an event parked undelivered holds its aggregate.
+        self._park_holds = park_holds
         self.clock = ServerClock()
 
     @property
@@ -65,17 +77,23 @@ class LeaseStore:
         return self.run(self.due_query(EventStatus.PROCESSING, UPDATED_AT, leased_before, limit))
 
     def watch_pending(
-        self, limit: int, on_change: Callable[[list[DocumentSnapshot[Any]]], None]
+        self,
+        limit: int,
+        on_change: Callable[[list[DocumentSnapshot[Any]]], None],
+        *,
+        newest: bool = False,
     ) -> Watch:
-        """Listen to the `limit` `PENDING` events due first; `on_change(documents)` gets the
-        whole window, in `nextAttemptAt` order, each time it changes. Firestore bills one
-        read per document entering the window, and nothing while it stays the same."""
+        """Listen to the `limit` `PENDING` events due first (`newest`: committed last);
+        `on_change(documents)` gets the whole window, in the query's order, each time it
+        changes. Firestore bills one read per document entering the window, and nothing
+        while it stays the same."""
 
         def changed(documents: Any, _changes: Any, read_time: datetime.datetime) -> None:
             self.clock.observe(read_time)
             on_change(documents)
 
-        watch: Watch = self.window_query(limit).on_snapshot(changed)
+        query = self.newest_query(limit) if newest else self.window_query(limit)
+        watch: Watch = query.on_snapshot(changed)
         return watch
 
     def window_query(self, limit: int) -> Any:
@@ -83,6 +101,17 @@ class LeaseStore:
         return (
             self.collection.where(filter=FieldFilter(STATUS, "==", EventStatus.PENDING.value))
             .order_by(NEXT_ATTEMPT_AT)
+            .limit(limit)
+        )
+
+    def newest_query(self, limit: int) -> Any:
+        """The last `limit` `PENDING` events committed. An event commits at the top of it
+        whatever waits before (a held aggregate's events, a retrying head's followers), so
+        a listener on it hears every commit; the first events by `nextAttemptAt` can be
+        events nobody delivers, and a commit behind them changes nothing there."""
+        return (
+            self.collection.where(filter=FieldFilter(STATUS, "==", EventStatus.PENDING.value))
+            .order_by(CREATED_AT, direction="DESCENDING")
             .limit(limit)
         )
 
@@ -133,6 +162,7 @@ class LeaseStore:
                     {
                         **parked(written[n].reason if with_reason else None),
                         **_spent(changes[n].fields),
+                        **self._holding(changes[n].fields),
                     },
                 )
                 for n in refused
@@ -179,6 +209,13 @@ class LeaseStore:
             if result.applied and change.fields is not None:  # a commit time (not a delete)
                 self.clock.observe(result.update_time, sent_at)
         return written
+
+    def _holding(self, fields: Mapping[str, Any] | None) -> dict[str, Any]:
+        """`held` for a park, as a FAILED settle would have it: its aggregate's later events
+        must not overtake an event never delivered (a run delivered them on the next run).
+        Not when the refused write was recording a delivery: nothing is owed before them."""
+        delivered = fields is not None and fields.get(STATUS) == EventStatus.PROCESSED.value
+        return {HELD: True} if self._park_holds and not delivered else {}
 
     def _retry(self) -> Retry:
         # Transient errors are retried, but never past the relay's own Firestore timeout.

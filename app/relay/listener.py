@@ -63,9 +63,11 @@ class Listener:
         first_snapshot_seconds: float,
         tally: Counter[str],
         rng: random.Random | None = None,
+        newest: bool = False,
     ) -> None:
         self._store = store
         self.size = size
+        self._newest = newest  # the window of the newest events, not the first due
         self._wake = wake
         self._window: list[DocumentSnapshot[Any]] = []
         self._lock = threading.Lock()
@@ -153,7 +155,9 @@ class Listener:
         self._inactive_since = None
         self._snapshot_seen.clear()
         self._subscribed_at = time.monotonic()
-        self._watch = self._store.watch_pending(self.size, self._window_changed)
+        self._watch = self._store.watch_pending(
+            self.size, self._window_changed, newest=self._newest
+        )
         give_up_when_reconnecting_in_a_loop(self._watch)
 
     def down(self, reason: str, error: BaseException | None = None) -> None:

@@ -30,11 +30,12 @@ def _time(value: object) -> datetime.datetime | None:
 @dataclass(frozen=True)
 class KnownLease:
     """A lease document as last read or written: its update time, `expiresAt` (None:
-    free) and `drainedAt`."""
+    free) and `drainedAt`; `created`: created by this relay, never held since."""
 
     update_time: datetime.datetime
     expires: datetime.datetime | None
     drained: datetime.datetime | None
+    created: bool = False
 
     @classmethod
     def read(cls, snapshot: Any) -> KnownLease:
@@ -92,8 +93,8 @@ def create_free(
         for n in partitions:
             with contextlib.suppress(google_exceptions.Conflict):  # created by another
                 result = collection.document(str(n)).create(fields(n), timeout=timeout)
-                created[n] = KnownLease(result.update_time, None, None)
+                created[n] = KnownLease(result.update_time, None, None, created=True)
         return created
     for n, result in zip(partitions, results, strict=True):
-        created[n] = KnownLease(result.update_time, None, None)
+        created[n] = KnownLease(result.update_time, None, None, created=True)
     return created

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,14 +24,24 @@ if TYPE_CHECKING:
     from app.relay.leases import LeaseStore
 
 
+# Renewed with this share of the lease left. A lease lasts at least two attempts
+# (`RelayConfig`), so at half of it a head taken just then has one attempt's time left and
+# no more: a publish that starts a moment later is refused, and its aggregate stops for the
+# run. A tenth of the lease earlier leaves that moment room.
+RENEW_WHEN_LEFT = 0.6
+
+
 @dataclass(frozen=True)
 class HeldPartition:
     """A partition this invocation holds: its lease document's update time (for the next
-    conditional write) and the monotonic time until which the lease is surely its own."""
+    conditional write) and the monotonic time until which the lease is surely its own;
+    after a claim, the lease as it was just before (`claimed_from`: what another holder
+    may have done there lately)."""
 
     partition: int
     update_time: datetime.datetime
     valid_until: float
+    claimed_from: KnownLease | None = None
 
 
 class PartitionLeaseWrites:
@@ -55,11 +65,18 @@ class PartitionLeaseWrites:
         return self._hold([(h.partition, h.update_time) for h in held], holder)
 
     def renew_due(self, held: Sequence[HeldPartition], holder: str) -> list[HeldPartition]:
-        """`renew()` once half the leases' time is gone (follow mode, long budgets), else
-        `held` as it is."""
-        if not held or min(h.valid_until for h in held) - time.monotonic() > self.duration / 2:
+        """`renew()` once a lease is due for it (`renewal_due`: follow mode, long budgets),
+        else `held` as it is."""
+        if not self.renewal_due(held):
             return list(held)
         return self.renew(held, holder)
+
+    def renewal_due(self, held: Iterable[HeldPartition]) -> bool:
+        """Whether a lease in `held` has `RENEW_WHEN_LEFT` of its time or less left. A drain
+        busy publishing asks this without a Firestore call, so that it comes back to renew in
+        time: a lease left to run out stops its deliveries (each must end before it)."""
+        now = time.monotonic()
+        return any(h.valid_until - now <= self.duration * RENEW_WHEN_LEFT for h in held)
 
     def release(self, held: Sequence[HeldPartition], *, drained: bool = False) -> None:
         """Free the leases at once (a lease lost meanwhile is left as its new holder has it).

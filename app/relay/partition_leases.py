@@ -18,6 +18,7 @@ the event's read update time, and the new holder's settle moves it on.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import random
 import time
@@ -54,12 +55,15 @@ class PartitionLeases(PartitionLeaseWrites):
             free = self._free(skipped, want, rng, drained_since)
             if not free:
                 return []
+            before = {n: self._known[n] for n, _ in free}
             held = self._hold(free, holder)
             if held:
-                return held
-            skipped.update(n for n, _ in free)  # taken by others just now
-            for n, _ in free:
-                self._known.pop(n, None)
+                return [dataclasses.replace(h, claimed_from=before[h.partition]) for h in held]
+            # Every claim refused: those leases changed since this relay last read or wrote
+            # them, and the others it knows may have too (a warm relay after another
+            # invocation's run: skipping the refused ones only, it gave up after three tries
+            # with every partition free). Read them all again: the next try goes by the truth.
+            self._known.clear()
         return []
 
     def _free(

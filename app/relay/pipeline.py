@@ -3,17 +3,22 @@ not settled yet, the run's deadline and the channel's circuit breaker."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from app.logs import log_event
 from app.relay.breaker import Breaker
 from app.relay.event_lease import Lease
-from app.relay.publishers import PublishResult
+from app.relay.publishers import Outcome, PublishResult
 from app.relay.ramp import RampGovernor
 from app.relay.settler import Settler
+
+# The relay core's name: log queries filter on it.
+logger = logging.getLogger("app.relay.core")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,28 @@ def hand_to(settler: Settler, lease: Lease) -> Callable[[Future[PublishResult | 
     """A done-callback that passes a publish's result to the settler."""
 
     def settle(published: Future[PublishResult | None]) -> None:
-        settler.put(lease, published.result())  # the relay's publish answers, never raises
+        settler.put(lease, outcome_of(published, lease))
 
     return settle
+
+
+def outcome_of(published: Future[PublishResult | None], lease: Lease) -> PublishResult | None:
+    """A publish's result; a retry if the attempt raised after all (a bug in its own code:
+    tracing, metrics). A done-callback that raises is only logged by the pool, and its lease
+    was then neither settled nor counted done: the run waited for it for ever."""
+    try:
+        return published.result()
+    except Exception as exc:
+        event_id = lease.event.event_id
+        log_event(
+            logger,
+            logging.ERROR,
+            "relay.attempt_raised",
+            f"the attempt on event {event_id} raised",
+            exc_info=True,
+            eventId=event_id,
+            attempt=lease.attempt,
+            errorClass=type(exc).__name__,
+        )
+        # The class only: its message may hold what the publisher's errors are masked for.
+        return PublishResult(Outcome.RETRY, f"the attempt raised {type(exc).__name__}")

@@ -5,6 +5,7 @@ are open, which partitions have none (so they are not claimed for nothing)."""
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,8 @@ class Survey:
     open_events: int
     anything_held: bool = False
     empty: set[int] = field(default_factory=set)
+    # When held events were counted (None: not counted, nothing holds with this config).
+    held_counted_at: datetime.datetime | None = None
 
 
 def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Survey:
@@ -49,14 +52,14 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Surve
     tally["failed"] += found.parked
     for event_id, written in found.refused:  # a heal that would pass 1 MiB, say
         count_refused(tally, event_id, 0, written, "heal")
-    held = False
+    held, held_at = False, None
     if config.ordered and config.failed_head == "hold":
         # One read here instead of a query per partition drained.
-        held = (
-            store.count_at(store.collection.where(filter=FieldFilter(HELD, "==", True)), None)[0]
-            > 0
+        count, held_at = store.count_at(
+            store.collection.where(filter=FieldFilter(HELD, "==", True)), None
         )
-    return Survey(open_count, held, _empty_partitions(store, config, open_count))
+        held = count > 0
+    return Survey(open_count, held, _empty_partitions(store, config, open_count), held_at)
 
 
 def _empty_partitions(store: LeaseStore, config: RelayConfig, open_count: int) -> set[int]:

@@ -31,8 +31,8 @@ def following(
     watches: list[Any] = []
     subscribe = relay.store.watch_pending
 
-    def recording(limit: int, on_change: Callable[[Any], None]) -> Any:
-        watches.append(subscribe(limit, on_change))
+    def recording(limit: int, on_change: Callable[[Any], None], **how: Any) -> Any:
+        watches.append(subscribe(limit, on_change, **how))
         return watches[-1]
 
     relay.store.watch_pending = recording  # type: ignore[method-assign]

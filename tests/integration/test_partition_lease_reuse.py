@@ -70,3 +70,17 @@ def test_a_lease_taken_between_runs_is_not_drained_by_the_stale_knower(
     assert relay.run()["processed"] == len(in_held)
     delivered = Counter(r.event_id for r in receiver.received)
     assert all(delivered[e] == 1 for e in ids)  # none delivered twice
+
+
+def test_a_warm_relay_whose_every_lease_changed_since_still_claims_them(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    # Two warm Function Compute instances taking turns: each run by one finds every lease
+    # changed by the other's run since it last looked (claimed and released again).
+    first = make_relay(db, settings, receiver.url, batch_size=50)  # 16 partitions
+    second = make_relay(db, settings, receiver.url, batch_size=50)
+    for relay in (first, second, first):
+        add_orders(db, settings, 48)  # more than two a partition: every partition is claimed
+        summary = relay.run()
+        assert (summary["processed"], summary["partitionsClaimed"]) == (48, 16), summary
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}

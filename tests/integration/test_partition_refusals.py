@@ -11,8 +11,8 @@ import pytest
 from google.cloud import firestore
 
 from app.config import Settings
-from app.receiver import Receiver
-from tests.helpers import add_orders, make_relay, outbox
+from app.receiver import Answer, Received, Receiver
+from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 from tests.integration.test_relay_refusals import add_event_near_the_limit
 
 
@@ -46,3 +46,26 @@ def test_a_heal_firestore_refuses_parks_only_its_event_counted_and_logged(
     assert refused[0]["error"].startswith("INVALID_ARGUMENT"), refused
     assert (again["status"], again["leased"], again["refused"]) == ("ok", 0, 0)
     assert sorted(r.event_id for r in receiver.received) == event_ids  # huge never sent
+
+
+def test_a_head_parked_after_its_settle_was_refused_holds_its_aggregate(
+    db: firestore.Client, settings: Settings
+) -> None:
+    # Another producer's events of one aggregate: the head 200 bytes short of the limit, room
+    # for the heal, not for a retry's 500-character lastError; FAILED with a reason does.
+    add_event_near_the_limit(db, settings, "huge", headroom=200)
+    db.collection(settings.outbox_collection).document("huge").update({"aggregateId": "x"})
+    add_raw_event(db, settings, "later", aggregateId="x", payload={"step": 2})
+
+    def answer(request: Received) -> Answer:
+        return Answer(503, body=b"busy " * 200) if request.event_id == "huge" else Answer(200)
+
+    with Receiver(answer) as downstream:
+        relay = make_relay(db, settings, downstream.url)
+        first, second = relay.run(), relay.run()
+        sent = [r.event_id for r in downstream.received]
+
+    events = outbox(db, settings)
+    assert (first["refused"], events["huge"]["status"]) == (1, "FAILED"), first
+    assert (sent, events["later"]["status"]) == (["huge"], "PENDING"), second
+    assert events["huge"].get("held") is True  # as a FAILED settle would hold it

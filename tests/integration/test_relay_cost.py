@@ -11,7 +11,7 @@ from app.receiver import Receiver
 from app.relay import Relay
 from tests.helpers import add_orders, make_relay, outbox
 
-# A lease far longer than any run here. The tests' usual 3 s lease is renewed once half of it
+# A lease far longer than any run here. The tests' usual 3 s lease is renewed once 40% of it
 # is gone (one write per partition held) and an event lease expires after it: a run slowed
 # past 1.5 s by a loaded machine wrote 9 to 13 more documents (renewals, each one a write
 # the relay owes to keep its partitions), so the counts below were those of a fast machine.

@@ -60,6 +60,7 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
         pending = FieldFilter("status", "in", ["PENDING"])
         made.append(store.collection.where(filter=pending).select(["partition"]))
         made.append(held_events(store, 3, 10))
+        made.append(store.newest_query(10))  # what its follow mode listens to
     elif operation == "held":
         list_held(db, "outbox")
         release_held(db, "outbox", "order-1")
@@ -125,7 +126,7 @@ def defined_indexes() -> set[tuple[str, tuple[tuple[str, str], ...]]]:
 @pytest.mark.parametrize(
     ("operation", "composites"),
     [
-        ("partitioned relay", 2),
+        ("partitioned relay", 3),
         ("held", 0),
         ("relay", 2),
         ("status", 2),

@@ -31,7 +31,9 @@ class FakeStore:
     watches: list[FakeWatch] = field(default_factory=list)
     callbacks: list[Callable[[list[Any]], None]] = field(default_factory=list)
 
-    def watch_pending(self, limit: int, on_change: Callable[[list[Any]], None]) -> FakeWatch:
+    def watch_pending(
+        self, limit: int, on_change: Callable[[list[Any]], None], *, newest: bool = False
+    ) -> FakeWatch:
         self.watches.append(FakeWatch())
         self.callbacks.append(on_change)
         return self.watches[-1]

@@ -1,0 +1,38 @@
+"""Follow mode with partition leases (the default) wakes for a new event whatever waits in the
+outbox already: its listener's window must change when an event commits."""
+
+from __future__ import annotations
+
+import time
+
+from google.cloud import firestore
+
+from app.config import Settings
+from app.receiver import Receiver
+from app.relay.partitions import HELD
+from tests.integration.test_follow_listener import following, listening
+from tests.ordering import add_steps
+
+
+def test_a_partitioned_follower_wakes_for_a_new_event_behind_fifty_held_ones(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    # One aggregate's head FAILED and holding its 50 later events: PENDING, due, never
+    # delivered until an operator acts, and each due before anything committed from now on.
+    ids = add_steps(db, settings, ["held"] * 51)
+    head = db.collection(settings.outbox_collection).document(ids[0])
+    head.update({"status": "FAILED", HELD: True})
+    # No periodic poll during the test: only the listener wakes the follower.
+    with following(db, settings, receiver.url, leases="partition", follow_poll_seconds=3600.0) as (
+        watches,
+        summary,
+    ):
+        listening(watches)
+        time.sleep(3.0)  # its runs found nothing to deliver (the first snapshot woke it once)
+        add_steps(db, settings, ["fresh"])
+        committed = time.monotonic()
+        received = receiver.wait_for(1, timeout=10)
+        waited = time.monotonic() - committed
+    assert [r.json() for r in received] == [{"aggregate": "fresh", "seq": 0}], summary
+    assert waited < 5, waited
+    assert summary["processed"] == 1, summary
