@@ -128,7 +128,7 @@ class Follower:
     def __init__(self, variables: dict[str, str], cwd: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "RELAY_"))}
         env.update(variables, LOG_LEVEL="INFO")
-        command = [OUTBOX, "relay", "--follow"]
+        command = [OUTBOX, "relay", "--follow", "--progress-every", "0.2s"]
         self.process = subprocess.Popen(
             command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
@@ -145,6 +145,20 @@ class Follower:
         deadline = time.monotonic() + timeout
         while not any(f'"event":"{event}"' in line for line in self.lines):
             assert time.monotonic() < deadline, f"no {event} in {self.lines[-5:]}"
+            time.sleep(0.05)
+
+    def wait_until_counted(self, processed: int, timeout: float = 60) -> None:
+        """Until a `relay.follow_progress` line counts `processed` events: the follower has
+        heard its settles land. (Seeing them `PROCESSED` in Firestore is not enough: the
+        commit's answer may still be on its way when the emulator is frozen or cut off, and
+        the settle is then the outage's, not counted `processed`: CI saw `processed` 2 of
+        3 with `errors` 1, all 3 `PROCESSED`.)"""
+        deadline = time.monotonic() + timeout
+        while not any(
+            '"relay.follow_progress"' in line and json.loads(line)["processed"] >= processed
+            for line in list(self.lines)
+        ):
+            assert time.monotonic() < deadline, f"not {processed} counted: {self.lines[-3:]}"
             time.sleep(0.05)
 
     def stop(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -186,7 +200,7 @@ def test_follow_mode_idles_while_firestore_is_unreachable_then_delivers_what_was
         try:
             [first] = add_orders(db, settings, 1)
             assert [r.event_id for r in receiver.wait_for(1, timeout=30)] == [first]
-            wait_until_processed(db, settings, 1)  # its settle is not part of the outage
+            follower.wait_until_counted(1)  # its settle is not part of the outage
             proxy.cut()
             during = set(add_orders(db, settings, 3)) - {first}  # straight to the emulator
             share = cpu_share(follower.process.pid, OUTAGE_SECONDS)
@@ -195,6 +209,7 @@ def test_follow_mode_idles_while_firestore_is_unreachable_then_delivers_what_was
             delivered = receiver.wait_for(4, timeout=90)
             wait_until_processed(db, settings, 4)
             follower.wait_for_event("relay.listener_resubscribed")
+            follower.wait_until_counted(4)
         finally:
             summary, logged = follower.stop()
     assert share < IDLE_SHARE
@@ -216,7 +231,7 @@ def test_follow_mode_idles_through_a_frozen_emulator_and_delivers_after_it_thaws
         try:
             [first] = add_orders(db, settings, 1)
             assert [r.event_id for r in receiver.wait_for(1, timeout=30)] == [first]
-            wait_until_processed(db, settings, 1)
+            follower.wait_until_counted(1)  # its settle is not part of the freeze
             emulator.pause()
             try:
                 share = cpu_share(follower.process.pid, OUTAGE_SECONDS)
@@ -226,6 +241,7 @@ def test_follow_mode_idles_through_a_frozen_emulator_and_delivers_after_it_thaws
             after = set(add_orders(db, settings, 2)) - {first}
             delivered = receiver.wait_for(3, timeout=90)
             wait_until_processed(db, settings, 3)
+            follower.wait_until_counted(3)
         finally:
             summary, _ = follower.stop()
     assert share < IDLE_SHARE
