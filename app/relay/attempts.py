@@ -107,18 +107,33 @@ class Attempts:
                 )
             return result
         except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
-            log_event(
-                logger,
-                logging.ERROR,
+            error = bounded_error(f"{type(exc).__name__}: {exc}", self._secrets)
+            return retry_for_bug(
                 "relay.publisher_raised",
                 f"publisher raised on event {event_id}",
-                exc_info=True,
-                eventId=event_id,
+                exc,
+                event_id=event_id,
                 attempt=delivery.attempt,
-                errorClass=type(exc).__name__,
+                error=error,
             )
-            error = bounded_error(f"{type(exc).__name__}: {exc}", self._secrets)
-            return PublishResult(Outcome.RETRY, error)
+
+
+def retry_for_bug(
+    event: str, message: str, exc: Exception, *, event_id: str, attempt: int, error: str
+) -> PublishResult:
+    """A retry for an attempt that a bug ended (`exc`, logged as `event` at ERROR with its
+    traceback), `error` its `lastError`: the event must not be stranded unsettled."""
+    log_event(
+        logger,
+        logging.ERROR,
+        event,
+        message,
+        exc_info=True,
+        eventId=event_id,
+        attempt=attempt,
+        errorClass=type(exc).__name__,
+    )
+    return PublishResult(Outcome.RETRY, error)
 
 
 def destination_of(config: RelayConfig) -> str:

@@ -3,22 +3,18 @@ not settled yet, the run's deadline and the channel's circuit breaker."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from app.logs import log_event
+from app.relay.attempts import retry_for_bug
 from app.relay.breaker import Breaker
 from app.relay.event_lease import Lease
-from app.relay.publishers import Outcome, PublishResult
+from app.relay.publishers import PublishResult
 from app.relay.ramp import RampGovernor
 from app.relay.settler import Settler
-
-# The relay core's name: log queries filter on it.
-logger = logging.getLogger("app.relay.core")
 
 
 @dataclass(frozen=True)
@@ -73,15 +69,12 @@ def outcome_of(published: Future[PublishResult | None], lease: Lease) -> Publish
         return published.result()
     except Exception as exc:
         event_id = lease.event.event_id
-        log_event(
-            logger,
-            logging.ERROR,
+        return retry_for_bug(
             "relay.attempt_raised",
             f"the attempt on event {event_id} raised",
-            exc_info=True,
-            eventId=event_id,
+            exc,
+            event_id=event_id,
             attempt=lease.attempt,
-            errorClass=type(exc).__name__,
+            # The class only: its message may hold what the publisher's errors are masked for.
+            error=f"the attempt raised {type(exc).__name__}",
         )
-        # The class only: its message may hold what the publisher's errors are masked for.
-        return PublishResult(Outcome.RETRY, f"the attempt raised {type(exc).__name__}")
