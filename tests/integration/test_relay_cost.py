@@ -13,8 +13,9 @@ from tests.helpers import add_orders, make_relay, outbox
 
 # A lease far longer than any run here. The tests' usual 3 s lease is renewed once 40% of it
 # is gone (one write per partition held) and an event lease expires after it: a run slowed
-# past 1.5 s by a loaded machine wrote 9 to 13 more documents (renewals, each one a write
-# the relay owes to keep its partitions), so the counts below were those of a fast machine.
+# past the renewal point (1.5 s when it was half) by a loaded machine wrote 9 to 13 more
+# documents (renewals, each one a write the relay owes to keep its partitions), so the
+# counts below were those of a fast machine.
 # What a run costs per event and per partition is pinned with no renewal due.
 LEASE_SECONDS = 120.0
 
