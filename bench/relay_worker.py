@@ -3,7 +3,8 @@
     python bench/relay_worker.py '{"runner": "relay", "emulator": "127.0.0.1:8080", ...}'
 
 Writes the backlog first when told to (`"seed": n`, with the `app` it imports), builds its
-Firestore client (metered on the wire, `app.metering`) and relay, prints `{"ready": ...}`,
+Firestore client (metered on the wire, `firestore_outbox.testing.metering`) and relay, prints
+`{"ready": ...}`,
 waits for a line on stdin (so that start-up stays outside the timing and concurrent relays
 start together), drains until its relay finds nothing due, then prints one JSON line:
 wall-clock start and end, the process's CPU seconds over the drain, the documents read and
@@ -29,13 +30,14 @@ from thread_cpu import ThreadCpu
 from workloads import seed
 
 import app
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.relay import Relay, RelayConfig
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.relay import Relay, RelayConfig
 
 
 def bench_meter() -> Any:
-    """This tree's `app.metering.meter`, whichever tree the relay runs from (an older commit's
+    """This tree's `firestore_outbox.testing.metering.meter`, whichever tree the relay runs from (an
+    older commit's
     `app/` comes first on `PYTHONPATH`): every variant is metered by the same code, whose
     CPU time counts as the relay's, so it must cost all of them the same."""
     path = Path(__file__).resolve().parent.parent / "app" / "metering.py"

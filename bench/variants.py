@@ -23,7 +23,8 @@ TODAY = "5e875cf"
 
 @dataclass(frozen=True)
 class Variant:
-    """`runner`: `reference` (the design note's loop) or `relay` (`app.relay.Relay.run()`
+    """`runner`: `reference` (the design note's loop) or `relay`
+    (`firestore_outbox.relay.Relay.run()`
     again until drained); `ref`: the git commit whose `app/` runs it (None: this tree)."""
 
     runner: str

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sys
 
-from app.config import Settings
-from app.firestore_client import get_db_client
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
 
 SEED_BATCH = 500  # events per unit of work: the most writes one batch takes
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.config import Settings
-from app.watchdog import Watchdog
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.testing.watchdog import Watchdog
 
 HOOKED = Path(__file__).with_name("api_hooked_server.py")
 OUTBOX = Path(sys.executable).with_name("outbox")
@@ -47,7 +47,8 @@ def api_server(
         text=True,
         start_new_session=True,  # a group of its own for the watchdog to end
     )
-    # A test run killed outright must not leave the server listening (app/watchdog.py).
+    # A test run killed outright must not leave the server listening
+    # (firestore_outbox/testing/watchdog.py).
     watchdog = Watchdog(process.pid)
     server = ApiProcess(process)
     try:

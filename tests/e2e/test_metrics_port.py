@@ -12,9 +12,9 @@ from pathlib import Path
 import requests
 from google.cloud import firestore
 
-from app.config import Settings
-from app.emulator import free_port
-from app.receiver import Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.testing.emulator import free_port
 from tests.e2e.test_relay_processes import OUTBOX, start_relay
 from tests.helpers import add_orders, relay_environment
 
