@@ -17,6 +17,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
+import bootstrap  # noqa: F401  (the reference application, from this checkout)
 from google.cloud.firestore import SERVER_TIMESTAMP
 
 from app.domain import NewOrder

@@ -24,6 +24,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+import bootstrap  # noqa: F401  (the reference application, from this checkout)
 from bench_create_order import compare
 from google.cloud.firestore import FieldFilter
 from runs import downstream
