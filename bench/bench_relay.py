@@ -10,10 +10,9 @@ registered there (one line). Scenarios (`runs.py`): the downstream answering aft
 link); four relay processes on one backlog. Each run drains a fresh backlog and reports
 events/s, documents read and written per delivered event (counted on the wire by
 `firestore_outbox.testing.metering` in each relay process), relay CPU per event (the relay
-processes' CPU time
-over the drain) and lost races per event. Runs are repeated in rotating order and the median
-kept; ratios are taken between runs of the same repeat set, never against old figures.
-Writes `--out`.json and, with matplotlib (`pip install -e '.[bench]'`), `--out`.png.
+processes' CPU time over the drain) and lost races per event. Runs are repeated in rotating order
+and the median kept; ratios are taken between runs of the same repeat set, never against old
+figures. Writes `--out`.json and, with matplotlib (`pip install -e '.[bench]'`), `--out`.png.
 """
 
 from __future__ import annotations

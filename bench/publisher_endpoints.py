@@ -134,9 +134,8 @@ def rabbitmq_queue(latency: float) -> Iterator[str | None]:
 
 def main(kind: str, latency: float) -> None:
     # The endpoints (firestore_outbox.consumer.receiver under them) write an answer's headers and
-    # body in two
-    # sends; with Nagle's algorithm and the client's delayed ACK every answer with a body then
-    # stalls ~40 ms, which real services do not. Off here, for every endpoint alike.
+    # body in two sends; with Nagle's algorithm and the client's delayed ACK every answer with a
+    # body then stalls ~40 ms, which real services do not. Off here, for every endpoint alike.
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True
     address, requests, stop = _serve(kind, latency)
     print(address, flush=True)

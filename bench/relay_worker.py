@@ -4,10 +4,9 @@
 
 Writes the backlog first when told to (`"seed": n`, with the `app` it imports), builds its
 Firestore client (metered on the wire, `firestore_outbox.testing.metering`) and relay, prints
-`{"ready": ...}`,
-waits for a line on stdin (so that start-up stays outside the timing and concurrent relays
-start together), drains until its relay finds nothing due, then prints one JSON line:
-wall-clock start and end, the process's CPU seconds over the drain, the documents read and
+`{"ready": ...}`, waits for a line on stdin (so that start-up stays outside the timing and
+concurrent relays start together), drains until its relay finds nothing due, then prints one JSON
+line: wall-clock start and end, the process's CPU seconds over the drain, the documents read and
 written, and the relay's summary counts summed over its runs.
 """
 

@@ -7,9 +7,9 @@
 The `otel` extra (OpenTelemetry's SDK and OTLP exporter) is added without being named when
 the build's environment asks for OTLP export, by the rule the relay itself follows
 (`firestore_outbox/observability/otlp_settings.py`: an OTLP endpoint set, its exporter not `none`,
-the SDK not disabled).
-`s deploy` runs the build with its own environment, `.env` included, so setting the OTEL_*
-variables there (and uncommenting them in s.yaml) is all the function needs to export.
+the SDK not disabled). `s deploy` runs the build with its own environment, `.env` included, so
+setting the OTEL_* variables there (and uncommenting them in s.yaml) is all the function needs to
+export.
 
 Layout of the output (Function Compute mounts it at /code):
 

@@ -1,10 +1,9 @@
 """Faults on a Firestore client's gRPC channel, against the real emulator.
 
 `FaultInjector` sits where `firestore_outbox.testing.metering` puts its meter: between the client
-library (with its
-retry layer) and the network. A fault either stops a call before it leaves (Firestore never
-sees it) or lets it through, waits for Firestore's answer, and raises instead (the write landed,
-its answer was lost), which is what a dropped connection does to a `Commit`.
+library (with its retry layer) and the network. A fault either stops a call before it leaves
+(Firestore never sees it) or lets it through, waits for Firestore's answer, and raises instead (the
+write landed, its answer was lost), which is what a dropped connection does to a `Commit`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The plumbing the tests' local cloud API servers share: `LocalEndpoint` (`tests/mns_server.py`,
 `tests/eventbridge_server.py`), a real HTTP server (`firestore_outbox.consumer.receiver`) on a free
-local port that
-answers each request through the subclass's `handle`, after `latency`; `RecordingResponder`
-(`tests/fc_server.py`, `tests/fc3_server.py`), a responder that records refusals. Each server
-checks its API's signature with its own code: only the plumbing is shared."""
+local port that answers each request through the subclass's `handle`, after `latency`;
+`RecordingResponder` (`tests/fc_server.py`, `tests/fc3_server.py`), a responder that records
+refusals. Each server checks its API's signature with its own code: only the plumbing is shared."""
 
 from __future__ import annotations
 

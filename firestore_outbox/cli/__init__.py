@@ -3,10 +3,8 @@
 A command module exposes `register(commands)`, which adds its parser to the subparsers and
 sets `run=<function(args, settings) -> exit code>` as a default. `main` reads the
 configuration once (`args.config`, an `firestore_outbox.config.loader.Configuration`, holds the rest
-of
-it) and runs the command through `firestore_outbox.cli.failures.run_guarded`, so every failure of
-every
-command, one added later included, ends in one `error:` line and a non-zero exit status.
+of it) and runs the command through `firestore_outbox.cli.failures.run_guarded`, so every failure of
+every command, one added later included, ends in one `error:` line and a non-zero exit status.
 """
 
 from __future__ import annotations

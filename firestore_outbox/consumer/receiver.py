@@ -4,8 +4,7 @@ The demo prints what it received; tests script its answers (status codes, `Retry
 slowness) to drive the relay through every branch of the wire contract; `outbox receiver`
 serves the reference consumer with it. Each request is bounded before any responder sees it
 (`firestore_outbox.idempotency.limits`): a body over `max_body_bytes` is answered 413 unread, and a
-request
-(or an idle keep-alive connection) that has not arrived whole within `read_timeout` seconds
+request (or an idle keep-alive connection) that has not arrived whole within `read_timeout` seconds
 is dropped.
 """
 

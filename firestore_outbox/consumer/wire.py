@@ -2,9 +2,8 @@
 `cloudevents` SDK event, and each outcome into the answer the relay expects.
 
 A request is read once (`firestore_outbox.consumer.events`: one mode, ambiguity refused) and
-verified; the
-event is built from exactly what was verified. A refusal is a 4xx, which the relay does not
-retry: 400 for what is not a CloudEvent, 401 for a bad signature, 422 for a poison event.
+verified; the event is built from exactly what was verified. A refusal is a 4xx, which the relay
+does not retry: 400 for what is not a CloudEvent, 401 for a bad signature, 422 for a poison event.
 Every answer's JSON body carries `status` (the verdict, or why not) and `eventId`.
 """
 

@@ -149,8 +149,7 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 def label_problem(value: object) -> str | None:
     """Why `value` cannot be an id or a type (an `eventId`, `eventType`,
     `aggregateType` or `aggregateId`, or an application's own id), or None: it must be a non-empty
-    string of
-    valid UTF-8 (any Unicode beyond Latin-1 travels) with no control character."""
+    string of valid UTF-8 (any Unicode beyond Latin-1 travels) with no control character."""
     if not isinstance(value, str) or not value.strip():
         return f"must be a non-empty string, got {value!r}"
     if problem := utf8_problem(value):

@@ -16,9 +16,9 @@ One document per (tenant, key), id `record_id(tenant, key)`. Its timeline:
     a failure before the commit deletes it, with the same precondition: retrying is safe
 
 Takeovers are compare-and-set writes on the update time read (`firestore_outbox.firestore.cas`), so
-of two requests
-taking over one dead lock exactly one wins. "Passed" is judged with `ServerClock.earliest()`,
-never the server's wall clock, so a fast local clock cannot take over a live lock.
+of two requests taking over one dead lock exactly one wins. "Passed" is judged with
+`ServerClock.earliest()`, never the server's wall clock, so a fast local clock cannot take over a
+live lock.
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ class FirestoreUnitOfWork:
 
     Every document it creates carries its commit token (field `commitToken`), so that a commit
     whose answer was lost can be read back: see `firestore_outbox.producer.commits`. `commit()` then
-    reports the
-    batch committed, raises `CommitFailed` when nothing was written, or `CommitOutcomeUnknown`.
+    reports the batch committed, raises `CommitFailed` when nothing was written, or
+    `CommitOutcomeUnknown`.
     """
 
     def __init__(

@@ -6,9 +6,8 @@ of CloudEvents: each event goes as it is, structured (`specversion`, `id`, `type
 extension and, when signing, the Standard Webhooks signature as `webhookid`,
 `webhooktimestamp`, `webhooksignature`. Concurrent publishes are coalesced into batches of at
 most 16 events and 256 KiB (`firestore_outbox.publishers.coalescer`); the answer's `EntryList` gives
-each event
-its own result (an `ErrorCode` on a failed entry, `FailedEntryCount` how many), so only the
-failed events are retried. EventBridge keeps no order; consumers deduplicate on the id.
+each event its own result (an `ErrorCode` on a failed entry, `FailedEntryCount` how many), so only
+the failed events are retried. EventBridge keeps no order; consumers deduplicate on the id.
 
 Requests are signed by the EventBridge SDK's own signer (`alibabacloud_eventbridge_util`) and
 sent over the relay's pooled, deadline-bound transport rather than the SDK's client, which

@@ -3,8 +3,7 @@
 This module holds the relay's own settings; partitioning's
 (`firestore_outbox.relay.partitioned.settings`),
 fan-out's (`firestore_outbox.relay.fan_out_settings`) and each publisher family's fields, variables
-and
-checks are in a settings module of their own, which `RelayConfig` inherits
+and checks are in a settings module of their own, which `RelayConfig` inherits
 (`firestore_outbox.publishers.settings` says how), so every setting is still one flat attribute and
 keyword."""
 

@@ -2,14 +2,11 @@
 
 One `run()` drains: it keeps leasing batches until no event is due, its time budget runs
 out, or the channel is broken (the circuit breaker, `firestore_outbox.relay.breaker`). Every event's
-life
-is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`, and every arrow is a
+life is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`, and every arrow is a
 conditional write (see `firestore_outbox.relay.store`). Every comparison with a server timestamp
-uses
-Firestore's clock (`firestore_outbox.firestore.clock`), never this machine's. The pipeline a drain
-works with
-is opened and fed by `firestore_outbox.relay.per_event.delivering`; the run's summary is
-`firestore_outbox.relay.summary`'s.
+uses Firestore's clock (`firestore_outbox.firestore.clock`), never this machine's. The pipeline a
+drain works with is opened and fed by `firestore_outbox.relay.per_event.delivering`; the run's
+summary is `firestore_outbox.relay.summary`'s.
 """
 
 from __future__ import annotations

@@ -6,12 +6,10 @@ drain (`RELAY_FAN_OUT_EVENTS`), the first invocation (a timer tick, never a fann
 invokes the relay function itself `ceil(open / RELAY_FAN_OUT_EVENTS) - 1` more times, at most
 `RELAY_FAN_OUT_MAX` and no more than there are partitions for, through Function Compute's
 asynchronous invoke API: FC 3.0's InvokeFunction (`firestore_outbox.publishers.fc.fc3` sends it;
-what s.yaml
-deploys), or FC 2.0's for a function in a service (`RELAY_FAN_OUT_SERVICE`,
-`firestore_outbox.publishers.fc.fc2`).
-Each of them claims
-partitions the others do not hold: partition leases already split the work. The function's
-role needs `fc:InvokeFunction` on the relay function itself (README: Deploy).
+what s.yaml deploys), or FC 2.0's for a function in a service (`RELAY_FAN_OUT_SERVICE`,
+`firestore_outbox.publishers.fc.fc2`). Each of them claims partitions the others do not hold:
+partition leases already split the work. The function's role needs `fc:InvokeFunction` on the relay
+function itself (README: Deploy).
 """
 
 from __future__ import annotations

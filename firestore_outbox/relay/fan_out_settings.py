@@ -1,7 +1,6 @@
 """Fan-out's settings (`RELAY_FAN_OUT_*`: how many more invocations a large backlog may start,
 and the Function Compute function they invoke, `firestore_outbox.relay.fan_out`) and its ramp
-governor's
-(`RELAY_RAMP*`: Firestore's 500/50/5 rule, `firestore_outbox.relay.ramp`)."""
+governor's (`RELAY_RAMP*`: Firestore's 500/50/5 rule, `firestore_outbox.relay.ramp`)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ caller hears how each one ended.
 Leasing (`firestore_outbox.relay.per_event.leasing`, `firestore_outbox.relay.partitioned.drain`)
 makes them, the publishing pool sends them
 and the settler (`firestore_outbox.relay.settling.settler`) settles them; they live apart from all
-three so that
-each can name them without importing the others.
+three so that each can name them without importing the others.
 """
 
 from __future__ import annotations
@@ -26,8 +25,8 @@ class Lease:
     leased_at: float  # monotonic time just before the lease was written
     attempt: int
     # Read under a partition lease (`firestore_outbox.relay.partitioned.drain`): no lease write came
-    # before, so the
-    # settle is the event's one write, and an event never sent needs no write at all.
+    #  before, so the settle is the event's one write, and an event never sent needs no write at
+    # all.
     one_write: bool = False
     # The monotonic time its partition's lease now runs to, renewals included (None: the
     # lease runs `RELAY_LOCK_TIMEOUT_SECONDS` from `leased_at`). An event waiting in the

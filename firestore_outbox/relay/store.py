@@ -11,8 +11,8 @@ so two overlapping invocations can never both hold one event. Settling is condit
 lease's own T1: if the lease expired and another relay took the event back (T2), the late
 settle is refused and logged instead of overwriting the newer state. The writes go out in one
 `BatchWrite` (`firestore_outbox.firestore.cas`), which applies each write on its own, so losing one
-race never costs
-the rest, and a write Firestore refuses (a document pushed over 1 MiB) parks only its event.
+race never costs the rest, and a write Firestore refuses (a document pushed over 1 MiB) parks only
+its event.
 
 Every answer's time (read times, commit times) sets the store's `clock`: the relay compares
 server timestamps only with Firestore's own "now".

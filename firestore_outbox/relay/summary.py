@@ -2,8 +2,7 @@
 is finished (or marked as stopped by a Firestore error) and recorded as metrics.
 
 The counts are named once, here: follow mode's summary (`firestore_outbox.relay.follow.progress`)
-carries
-the same ones, so a counter added here shows up there too.
+carries the same ones, so a counter added here shows up there too.
 """
 
 from __future__ import annotations

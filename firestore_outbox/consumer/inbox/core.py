@@ -12,13 +12,12 @@ SUCCEEDED record commit in one batch with a precondition, nothing locked
 (`firestore_outbox.consumer.inbox.batched`).
 One that must also read uses `process_in_transaction`: reads, writes and the record in one
 transaction (`firestore_outbox.consumer.inbox.transactional`). Either way the effect happens exactly
-once. Any other
-effect (an e-mail, a payment API) uses `process`: the record is created PROCESSING
+once. Any other effect (an e-mail, a payment API) uses `process`: the record is created PROCESSING
 first (an atomic create: of two deliveries only one starts), the effect runs, and SUCCEEDED is
-written conditionally on the lease. A consumer that dies mid-effect leaves a PROCESSING record
-whose lease another delivery takes over once it has expired; that effect then runs again, so
-it should carry the event id as its own idempotency key. Lease ages are measured on
-Firestore's clock (the read time minus `leasedAt`), never on a consumer's.
+written conditionally on the lease. A consumer that dies mid-effect leaves a PROCESSING record whose
+lease another delivery takes over once it has expired; that effect then runs again, so it should
+carry the event id as its own idempotency key. Lease ages are measured on Firestore's clock (the
+read time minus `leasedAt`), never on a consumer's.
 """
 
 from __future__ import annotations
@@ -169,9 +168,8 @@ class Inbox:
         without a transaction: for an effect that only writes (no reads), and then better
         than `process_in_transaction`, as it locks nothing that a killed consumer could leave
         locked (`firestore_outbox.consumer.inbox.batched`). `effect` may be called more than once
-        (another delivery
-        wrote the record first); only one call's writes commit. An exception from `effect` is
-        recorded (FAILED, or PARKED at the bound) and re-raised."""
+        (another delivery wrote the record first); only one call's writes commit. An exception from
+        `effect` is recorded (FAILED, or PARKED at the bound) and re-raised."""
         return self._settled_with(process_in_batch, source, event_id, effect)  # type: ignore[no-any-return]
 
     def _settled_with(

@@ -4,8 +4,8 @@ deadline.
 pika looks a name up on a thread of its own per connection attempt, which nothing bounds or
 caps: a resolver that hangs would leave a thread behind for every attempt. Here the name is
 looked up on the relay's shared, capped pool (`firestore_outbox.publishers.http.dns`) within the
-time left, and pika
-is given the address; with TLS the certificate is still checked against the name."""
+time left, and pika is given the address; with TLS the certificate is still checked against the
+name."""
 
 from __future__ import annotations
 

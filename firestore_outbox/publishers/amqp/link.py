@@ -5,8 +5,7 @@ its public API bounds that wait. A `Link` drives a `SelectConnection` (pika's as
 connection, public API only) on the calling thread instead: each wait polls its own I/O loop
 until the awaited callback fired or the caller's deadline passed. pika connections are not
 thread-safe, so a link is used by one thread at a time (`firestore_outbox.publishers.amqp.publisher`
-pools them); it
-holds no thread of its own.
+pools them); it holds no thread of its own.
 """
 
 from __future__ import annotations

@@ -3,11 +3,10 @@
 The request is FC 3.0's InvokeFunction (`POST /2023-03-30/functions/{name}/invocations`,
 `?qualifier=` for a version or alias), asynchronous (`x-fc-invocation-type: Async`), signed
 with `ACS3-HMAC-SHA256` (`firestore_outbox.publishers.fc.acs3`) and sent over the relay's pooled,
-deadline-bound
-transport. Its `x-fc-async-task-id` is derived from the event id (`task_id`), so Function
-Compute itself refuses a second invocation of the same event: its `409` means the event was
-already accepted, and is settled as delivered. (The function must have asynchronous tasks
-enabled for task ids to be kept; Function Compute keeps them for 7 days.)
+deadline-bound transport. Its `x-fc-async-task-id` is derived from the event id (`task_id`), so
+Function Compute itself refuses a second invocation of the same event: its `409` means the event was
+already accepted, and is settled as delivered. (The function must have asynchronous tasks enabled
+for task ids to be kept; Function Compute keeps them for 7 days.)
 
 The body is the CloudEvent in structured mode, as for the FC 2.0 publisher
 (`firestore_outbox.publishers.fc.fc2`):

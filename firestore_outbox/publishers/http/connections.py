@@ -10,8 +10,7 @@ connections driven directly. The connections are still urllib3's
 verification, the name resolution and every socket operation bounded by the attempt deadline,
 interim answers skipped. Failures are raised as the urllib3 exceptions its pool would have
 raised, so `firestore_outbox.publishers.http.publisher` classifies both paths alike; a proxied URL
-still goes through
-urllib3's `ProxyManager`.
+still goes through urllib3's `ProxyManager`.
 """
 
 from __future__ import annotations

@@ -42,8 +42,7 @@ class HttpTransport:
     exempts the host. Each attempt ends by its deadline: the earlier of the one it is given
     and `connect_timeout + read_timeout` from its start, enforced on every connect, send and
     read (`firestore_outbox.publishers.http.wire`); `read_timeout` also bounds each wait for bytes.
-    At most
-    `MAX_ANSWER_BYTES` of an answer are read. Every spelling of each string in `secrets` is
+    At most `MAX_ANSWER_BYTES` of an answer are read. Every spelling of each string in `secrets` is
     replaced by `***` in error messages.
     """
 
@@ -138,8 +137,7 @@ class HttpTransport:
     def _send(self, url: str, body: bytes, headers: dict[str, str]) -> Answer:
         """POST and read the answer. A URL no proxy stands in front of goes over its own
         `DirectPool` (`firestore_outbox.publishers.http.connections` says why); a proxied one
-        through urllib3's
-        `ProxyManager`, which adds the proxy's headers."""
+        through urllib3's `ProxyManager`, which adds the proxy's headers."""
         direct = self._pools.get(url)
         if direct is None or direct.closed:  # unknown, or closed by `close()`
             direct = self._direct_pool(url)

@@ -15,9 +15,9 @@ these hooks from deep inside one synchronous request, on the caller's thread.
 
 Name resolution: urllib3's `create_connection` calls `socket.getaddrinfo`, which no timeout
 bounds. `_DeadlineConnection._new_conn` connects through `firestore_outbox.publishers.http.dns`
-instead: the name of
-whatever host urllib3 connects to (`_dns_host`: the downstream, or the proxy) is looked up
-within the time left, then each address is tried with what remains. Errors are urllib3's own.
+instead: the name of whatever host urllib3 connects to (`_dns_host`: the downstream, or the proxy)
+is looked up within the time left, then each address is tried with what remains. Errors are
+urllib3's own.
 """
 
 from __future__ import annotations

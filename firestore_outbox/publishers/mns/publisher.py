@@ -2,10 +2,9 @@
 
 A queue gets `BatchSendMessage` (`POST /queues/Q/messages`, up to 16 messages): concurrent
 publishes are coalesced (`firestore_outbox.publishers.coalescer`) and each event gets its own
-entry's result,
-so a partly failed batch (status 500, an `ErrorCode` on some entries) retries only the failed
-events. A topic gets `PublishMessage` (`POST /topics/T/messages`), one event a request: MNS
-has no batch publish for topics.
+entry's result, so a partly failed batch (status 500, an `ErrorCode` on some entries) retries only
+the failed events. A topic gets `PublishMessage` (`POST /topics/T/messages`), one event a request:
+MNS has no batch publish for topics.
 
 Each message: the body is the event's JSON payload (base64 for a queue, as the MNS SDKs send
 and read it by default; as it is for a topic), and the CloudEvents attributes are user
@@ -17,8 +16,7 @@ Why not `aliyun-mns-sdk` (maintained, 1.3.0, works on 3.10): its client shares o
 `http.client` connection between threads (the relay publishes from a pool), cannot bound a
 request by a deadline, and logs requests at DEBUG with the STS token among the headers. The
 API is small: `firestore_outbox.publishers.mns.wire` speaks it over the relay's pooled transport,
-and the tests
-check our requests with the SDK's own signature code.
+and the tests check our requests with the SDK's own signature code.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """`Follower`: the relay as a long-running worker that delivers as soon as an event commits.
 
 A Firestore listener (`firestore_outbox.relay.follow.listener`) keeps the window of the first
-`WINDOW` `PENDING`
-events (in `nextAttemptAt` order) up to date; the worker leases the due ones straight from
-the window with the same conditional writes as `Relay.run()`, so it can run beside the
+`WINDOW` `PENDING` events (in `nextAttemptAt` order) up to date; the worker leases the due ones
+straight from the window with the same conditional writes as `Relay.run()`, so it can run beside the
 timer-triggered function: whoever writes the lease first delivers, the other is refused.
 
     commit ─▶ listener pushes the window ─▶ lease (if unchanged) ─▶ POST ─▶ settle

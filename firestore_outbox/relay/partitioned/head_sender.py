@@ -1,9 +1,7 @@
 """`HeadSender`: the partitioned relay's publishing side. It takes the heads of the
 aggregates read (`firestore_outbox.relay.partitioned.aggregates`), decides for each whether it goes
-now
-(`firestore_outbox.relay.partitioned.heads`), hands it to the publishing pool and, once published,
-lets the
-aggregate's next event go and the settler settle this one."""
+now (`firestore_outbox.relay.partitioned.heads`), hands it to the publishing pool and, once
+published, lets the aggregate's next event go and the settler settle this one."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 One small document per partition (collection `RELAY_PARTITION_COLLECTION`, id = the
 partition number): `partition`, `holder` (None: free), `expiresAt` (a time on Firestore's
 clock), `updatedAt` and `drainedAt`. `PartitionLeases` (`firestore_outbox.relay.partitioned.leases`)
-claims,
-renews and releases them; this module is the one place that names their fields.
+claims, renews and releases them; this module is the one place that names their fields.
 """
 
 from __future__ import annotations

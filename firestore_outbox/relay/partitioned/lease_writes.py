@@ -3,9 +3,9 @@ renew, release), and what each teaches about its lease.
 
 Every write is conditional on the lease document's update time last read or written here
 (`firestore_outbox.firestore.cas`), so a lease changed meanwhile is refused, never overwritten; the
-holder counts its
-lease from the moment its write left (monotonic), so it stops before anyone may take over.
-Which partitions to claim is `PartitionLeases`' part (`firestore_outbox.relay.partitioned.leases`).
+holder counts its lease from the moment its write left (monotonic), so it stops before anyone may
+take over. Which partitions to claim is `PartitionLeases`' part
+(`firestore_outbox.relay.partitioned.leases`).
 """
 
 from __future__ import annotations

@@ -2,11 +2,9 @@
 
 One small document per partition (collection `RELAY_PARTITION_COLLECTION`, id = the
 partition number; its fields: `firestore_outbox.relay.partitioned.lease_documents`) names its
-`holder` and
-`expiresAt`, a time on Firestore's clock. An invocation reads the lease documents, and claims
-free or expired ones with writes conditional on the update time it read
-(`firestore_outbox.firestore.cas`; the
-writes: `firestore_outbox.relay.partitioned.lease_writes`):
+`holder` and `expiresAt`, a time on Firestore's clock. An invocation reads the lease documents, and
+claims free or expired ones with writes conditional on the update time it read
+(`firestore_outbox.firestore.cas`; the writes: `firestore_outbox.relay.partitioned.lease_writes`):
 
     A: read p3@T0 (free) ─ claim(p3 if T0) ok, p3@T1 ── drain p3 ── release(p3 if T1) ok
     B: read p3@T0 (free) ───── claim(p3 if T0) LOST: A holds it; B claims other partitions

@@ -10,8 +10,7 @@ Firestore limits to about 500 writes/s):
 Events written before partitions existed, or by another producer, have no `partition` (or
 no `sequence`) and match neither; nor do events written with a larger `RELAY_PARTITIONS`.
 Like `firestore_outbox.relay.unscheduled`, two counts at one read time tell whether there are any
-(the
-normal case costs two aggregations); only then are they found in document-name order and
+(the normal case costs two aggregations); only then are they found in document-name order and
 healed: one conditional write each sets `partition`, `sequence` 0 and, when missing,
 `nextAttemptAt`, after which the partition's holder sees them in commit order.
 """

@@ -1,8 +1,7 @@
 """What a partitioned run looks at before it claims anything, at a cost that does not grow
 with the backlog: how many events are open (all an idle outbox costs), which of them need
 healing (`firestore_outbox.relay.partitioned.scan`), whether any aggregate is held, and, when few
-events
-are open, which partitions have none (so they are not claimed for nothing)."""
+events are open, which partitions have none (so they are not claimed for nothing)."""
 
 from __future__ import annotations
 

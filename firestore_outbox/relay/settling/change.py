@@ -2,8 +2,8 @@
 and how the write's outcome is counted (`count_settled`).
 
 The settler (`firestore_outbox.relay.settling.settler`) batches these into group commits; what each
-settle writes
-is decided here, per lease, from the fields `firestore_outbox.relay.transitions` computes.
+settle writes is decided here, per lease, from the fields `firestore_outbox.relay.transitions`
+computes.
 """
 
 from __future__ import annotations

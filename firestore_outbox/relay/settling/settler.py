@@ -8,8 +8,7 @@ carries many settles without a timer deciding when to flush.
 
 Each event is settled by its own outcome: a write Firestore refuses parks only its event.
 What one lease's settle writes and how it is counted is `firestore_outbox.relay.settling.change`;
-how one group
-commit is retried until the run's deadline, its uncertain settles read back, is
+how one group commit is retried until the run's deadline, its uncertain settles read back, is
 `firestore_outbox.relay.settling.writes`; the leases it settles are
 `firestore_outbox.relay.lease`'s.
 """
