@@ -15,10 +15,10 @@ rest only when one of their names is first used (PEP 562), so `import firestore_
 
 from __future__ import annotations
 
-import importlib
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from firestore_outbox._lazy import lazy_exports
 from firestore_outbox.errors import (
     BatchTooLarge,
     CommitFailed,
@@ -126,13 +126,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'firestore_outbox' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

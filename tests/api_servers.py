@@ -24,6 +24,8 @@ def api_environment(settings: Settings, **variables: str) -> dict[str, str]:
         FIRESTORE_EMULATOR_HOST=str(settings.emulator_host),
         FIRESTORE_PROJECT_ID=str(settings.project_id),
         LOG_LEVEL="WARNING",
+        # The reference order API (app/) runs from this checkout, not from the wheel.
+        PYTHONPATH=str(HOOKED.parent.parent),
         **variables,
     )
     return env

@@ -242,7 +242,12 @@ sys.path[:0] = [code, pythonpath]
 import function_compute.relay_handler as module
 context = types.SimpleNamespace(request_id="fc-req-2", function=types.SimpleNamespace(timeout=90))
 summary = module.handler(event.encode(), context)
-findable = [name for name in tools if importlib.util.find_spec(name) is not None]
+def present(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # its package is not there either
+        return False
+findable = [name for name in tools if present(name)]
 loaded = sorted(name for name in sys.modules if name.startswith(tuple(tools)))
 print(json.dumps({"summary": summary, "findable": findable, "loaded": loaded}))
 """

@@ -75,6 +75,8 @@ def test_the_receiver_serves_its_verdicts(settings: Settings, tmp_path: Path) ->
         **relay_environment(settings, "http://127.0.0.1:9/unused"),
         "PATH": "/usr/bin:/bin",
         "LOG_LEVEL": "WARNING",
+        # The reference consumer (app.order_counter) comes from this checkout, run elsewhere.
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
     process = subprocess.Popen(
         [OUTBOX, "receiver", "--no-verify", f"--port={receiver_port}", f"--metrics-port={port}"],
