@@ -25,7 +25,7 @@ class Lease:
     leased_at: float  # monotonic time just before the lease was written
     attempt: int
     # Read under a partition lease (`firestore_outbox.relay.partitioned.drain`): no lease write came
-    #  before, so the settle is the event's one write, and an event never sent needs no write at
+    # before, so the settle is the event's one write, and an event never sent needs no write at
     # all.
     one_write: bool = False
     # The monotonic time its partition's lease now runs to, renewals included (None: the

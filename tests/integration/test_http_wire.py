@@ -149,7 +149,8 @@ from firestore_outbox.publishers.base import Delivery
 http = HttpPublisher(sys.argv[1], connect_timeout=1.0, read_timeout=5.0)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 event = Delivery("e-1", "T", "/s", "o", "2026-11-21T08:00:00Z", b"{}", 1, time.monotonic() + 20)
-result = http.publish(event) after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = http.publish(event)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"outcome": result.outcome.value, "error": result.error,
                   "growthKb": after - before}))
 """

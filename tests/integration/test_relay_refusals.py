@@ -138,7 +138,7 @@ def test_a_settle_that_landed_but_whose_answer_was_lost_counts_as_processed(
     def lose_the_settles_answer(request: Received) -> Answer:
         # Every event is leased by now: the next BatchWrite is a settle. It lands, then the
         # client's retry layer (UNAVAILABLE) or the settler (CANCELLED) sends it again, which
-        #  finds it written. Armed once: later answers may come before that settle is sent.
+        # finds it written. Armed once: later answers may come before that settle is sent.
         if armed.acquire(blocking=False):
             faults.fail("BatchWrite", code, after_call=True)
         return Answer(200)
