@@ -1,36 +1,7 @@
-"""firestore-outbox: order + outbox event in one Firestore batch, relayed downstream."""
+"""The reference order application (the design card's application layer), built on the
+`firestore_outbox` library: the order domain, `OrderRepository`, `create_new_order`, the unit
+of work with `uow.orders`, the HTTP order API, the order-count consumer and the demo.
 
-import warnings
-
-from app.errors import (
-    BatchTooLarge,
-    CommitFailed,
-    CommitOutcomeUnknown,
-    ConfigError,
-    DocumentAlreadyExists,
-    DocumentTooLarge,
-    IdempotencyConflict,
-    InvalidInput,
-    OutboxError,
-    UnitOfWorkClosed,
-)
-
-# google-api-core warns once, on import and straight to stderr, that Python 3.10 is past its
-# support; 3.10 is Function Compute's runtime, chosen on purpose (README, Deploy), and a plain
-# text line there would break the function's JSON logs. Only that notice is silenced.
-warnings.filterwarnings(
-    "ignore", category=FutureWarning, module=r"google\.api_core\._python_version_support"
-)
-
-__all__ = [
-    "BatchTooLarge",
-    "CommitFailed",
-    "CommitOutcomeUnknown",
-    "ConfigError",
-    "DocumentAlreadyExists",
-    "DocumentTooLarge",
-    "IdempotencyConflict",
-    "InvalidInput",
-    "OutboxError",
-    "UnitOfWorkClosed",
-]
+It runs from the repository and goes into the Function Compute package; the wheel installs
+only `firestore_outbox`, so an application's own `app` package never collides with it.
+"""

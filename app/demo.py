@@ -15,15 +15,15 @@ from typing import Any
 import requests
 from google.cloud.firestore import FieldFilter
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator
-from app.errors import OutboxError
-from app.firestore_client import EMULATOR_DEFAULT_PROJECT, get_db_client
 from app.order_counter import OrderCounter, ReceiverConfig
-from app.outbox_fields import AGGREGATE_ID
-from app.receiver import Receiver
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.errors import OutboxError
+from firestore_outbox.fields import AGGREGATE_ID
+from firestore_outbox.firestore.client import EMULATOR_DEFAULT_PROJECT, get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator
 
 
 def run_demo(settings: Settings) -> int:

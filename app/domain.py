@@ -4,41 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from app.errors import InvalidInput
-from app.firestore_limits import json_value_problem, utf8_problem
-from app.outbox_fields import AGGREGATE_ID, AGGREGATE_TYPE, EVENT_TYPE, PAYLOAD
+from firestore_outbox.errors import InvalidInput
+from firestore_outbox.fields import AGGREGATE_ID, AGGREGATE_TYPE, EVENT_TYPE, PAYLOAD
 
 # Defined beside the fields now; still importable from here, as code and tests did.
-from app.outbox_fields import EventStatus as EventStatus
+from firestore_outbox.fields import EventStatus as EventStatus
+from firestore_outbox.firestore.limits import json_value_problem, label_problem
 
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 ORDER_CREATED = "OrderCreated"
 ORDER_AGGREGATE = "order"
 REQUEST_HASH_FIELD = "requestHash"
-# Unicode's control characters (category Cc). Header percent-encoding could carry them, but in
-# an id or a type they are never meant: they break log lines and terminal output, and a
-# consumer comparing ids would have to agree on an encoding first.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def label_problem(value: object) -> str | None:
-    """Why `value` cannot be an id or a type (a customer or product id, an `eventId`,
-    `eventType`, `aggregateType` or `aggregateId`), or None: it must be a non-empty string of
-    valid UTF-8 (any Unicode beyond Latin-1 travels) with no control character."""
-    if not isinstance(value, str) or not value.strip():
-        return f"must be a non-empty string, got {value!r}"
-    if problem := utf8_problem(value):
-        return problem
-    control = _CONTROL.search(value)
-    if control:
-        return f"must not hold control characters, got U+{ord(control.group()):04X}"
-    return None
 
 
 class OrderStatus(str, Enum):

@@ -1,15 +1,15 @@
 """`OrderCounter`: the reference downstream consumer, counting orders per customer.
 
-It reads the request once (`app.signed_events`: one mode, ambiguity refused), verifies that
-reading, builds a `cloudevents` SDK event from exactly what was verified, deduplicates
-through the inbox and answers as the relay's wire table expects: 2xx for an applied,
-duplicate or ignored event, 4xx (the relay gives up at once) for a bad signature, a malformed
-or poison event and a parked one, 503/500 (the relay retries) when it could not finish. The
-README's "The reference receiver" has the full table.
+It reads the request once (`firestore_outbox.consumer.events`: one mode, ambiguity refused),
+verifies that reading, builds a `cloudevents` SDK event from exactly what was verified, deduplicates
+through the inbox and answers as the relay's wire table expects: 2xx for an applied, duplicate or
+ignored event, 4xx (the relay gives up at once) for a bad signature, a malformed or poison event and
+a parked one, 503/500 (the relay retries) when it could not finish. The README's "The reference
+receiver" has the full table.
 
 Its effect is `orders` incremented by one in `RECEIVER_COUNTS_COLLECTION/{customerId}`. Its
-settings are `app.receiver_config`'s; reading a delivery and forming answers,
-`app.consumer_wire`'s.
+settings are `firestore_outbox.consumer.receiver_settings`'s; reading a delivery and forming
+answers, `firestore_outbox.consumer.wire`'s.
 """
 
 from __future__ import annotations
@@ -21,20 +21,20 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from app import consumer_wire as wire
-from app.consumer_metrics import record_consumed
-from app.firestore_limits import check_document_id
-from app.inbox import Inbox, Verdict
-from app.logs import log_event
-from app.receiver import Answer, Received
-from app.receiver_config import (
+from firestore_outbox.consumer import wire
+from firestore_outbox.consumer.events import ReceivedEvent
+from firestore_outbox.consumer.inbox import Inbox, Verdict
+from firestore_outbox.consumer.metrics import record_consumed
+from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver_settings import (
     DEFAULT_CONSUMER,
     DEFAULT_COUNTS_COLLECTION,
     ReceiverConfig,
     load_receiver_config,
 )
-from app.signed_events import ReceivedEvent
-from app.tracing import process_span, record_answer
+from firestore_outbox.firestore.limits import check_document_id
+from firestore_outbox.observability.logs import log_event
+from firestore_outbox.observability.tracing import process_span, record_answer
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, WriteBatch
@@ -88,7 +88,7 @@ class OrderCounter:
             if customer is None:
                 return wire.answer(200, "ignored", event.get_id())
             # Counting only writes: the batch path, which locks nothing a killed receiver
-            # could leave locked for a minute (`app.inbox.batched`).
+            # could leave locked for a minute (`firestore_outbox.consumer.inbox.batched`).
             result = self.inbox.process_in_batch(
                 event.get_source(), event.get_id(), lambda batch: self._count(batch, customer)
             )

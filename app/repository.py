@@ -1,96 +1,23 @@
-"""Repositories for orders and outbox events; they queue writes on a unit of work."""
+"""`OrderRepository`: orders queued on a unit of work; the outbox's repository is the
+library's (`firestore_outbox.OutboxRepository`), importable from here as before."""
 
 from __future__ import annotations
 
-import uuid
-import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from google.cloud.firestore import SERVER_TIMESTAMP
-
-from app.config import default_settings
-from app.domain import REQUEST_HASH_FIELD, label_problem
-from app.errors import InvalidInput
-from app.firestore_limits import OUTBOX_HEADROOM_BYTES, check_document_id, json_value_problem
-from app.outbox_fields import (
-    AGGREGATE_ID,
-    AGGREGATE_TYPE,
-    ATTEMPTS,
-    CREATED_AT,
-    EVENT_ID,
-    EVENT_TYPE,
-    LAST_ERROR,
-    NEXT_ATTEMPT_AT,
-    PARTITION,
-    PAYLOAD,
-    PROCESSED_AT,
-    PROCESSING_INSTANCE_ID,
-    SEQUENCE,
-    STATUS,
-    UPDATED_AT,
-    EventStatus,
+from app.domain import REQUEST_HASH_FIELD
+from firestore_outbox.producer.repository import (
+    OutboxRepository,
+    Repository,
+    UnitOfWork,
+    checked_id,
 )
-from app.relay.partitions import configured_partitions, partition_of
-from app.tracing import creation_context
 
-if TYPE_CHECKING:
-    from google.cloud.firestore import Client
-
-    from app.uow import FirestoreUnitOfWork
+__all__ = ["OrderRepository", "OutboxRepository"]
 
 
-def _collection_name(name: str | None, attribute: str) -> str:
-    return name if name is not None else str(getattr(default_settings(), attribute))
-
-
-def _checked_id(value: str, what: str) -> str:
-    problem = check_document_id(value)
-    if problem:
-        raise InvalidInput(f"{what} {problem}")
-    return value
-
-
-class _Repository:
-    """A collection's repository; bound to a unit of work when reached as `uow.orders` or
-    `uow.outbox`, so `add` queues there without being handed the unit of work again."""
-
-    _setting: str  # the Settings attribute naming the default collection
-
-    def __init__(
-        self,
-        db: Client,
-        collection: str | None = None,
-        *,
-        uow: FirestoreUnitOfWork | None = None,
-    ) -> None:
-        self._collection = db.collection(_collection_name(collection, self._setting))
-        self._uow = uow
-
-    def _target(self, uow: FirestoreUnitOfWork | None) -> FirestoreUnitOfWork:
-        """The unit of work an `add` queues on: the bound one, or the one passed."""
-        if self._uow is None:
-            if uow is None:
-                raise TypeError(
-                    "this repository is not bound to a unit of work: pass one, "
-                    "or use the unit of work's own (uow.orders, uow.outbox)"
-                )
-            return uow
-        if uow is not None:
-            if uow is not self._uow:
-                raise InvalidInput(
-                    "this repository belongs to another unit of work than the one passed"
-                )
-            warnings.warn(
-                "passing the unit of work to its own repository is deprecated: "
-                "call uow.outbox.add(event) (or uow.orders.add(order))",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-        return self._uow
-
-
-class OrderRepository(_Repository):
+class OrderRepository(Repository):
     """Orders in `ORDERS_COLLECTION`."""
 
     _setting = "orders_collection"
@@ -98,7 +25,7 @@ class OrderRepository(_Repository):
     def add(
         self,
         order_data: Mapping[str, Any],
-        uow: FirestoreUnitOfWork | None = None,
+        uow: UnitOfWork | None = None,
         *,
         order_id: str | None = None,
     ) -> str:
@@ -108,72 +35,11 @@ class OrderRepository(_Repository):
         duplicate (see `FirestoreUnitOfWork.add_create`).
         """
         target = self._target(uow)
-        ref = self._collection.document(_checked_id(order_id, "order_id") if order_id else None)
+        ref = self._collection.document(checked_id(order_id, "order_id") if order_id else None)
         guard = REQUEST_HASH_FIELD if order_data.get(REQUEST_HASH_FIELD) else None
         target.add_create(ref, order_data, idempotency_field=guard)
         return str(ref.id)
 
     def get(self, order_id: str) -> dict[str, Any] | None:
-        snapshot = self._collection.document(_checked_id(order_id, "order_id")).get()
+        snapshot = self._collection.document(checked_id(order_id, "order_id")).get()
         return snapshot.to_dict() if snapshot.exists else None
-
-
-class OutboxRepository(_Repository):
-    """Outbox events in `OUTBOX_COLLECTION`; the document id is the event id."""
-
-    _setting = "outbox_collection"
-    _partitions: int | None = None
-
-    def add(self, event_data: Mapping[str, Any], uow: FirestoreUnitOfWork | None = None) -> str:
-        """Queue a `PENDING` outbox event and return its id: `uow.outbox.add(event)`, or
-        `OutboxRepository(db).add(event, uow)` for a repository of its own.
-
-        `event_data` holds `eventType`, `aggregateType`, `aggregateId` and a JSON-compatible
-        `payload`; `eventId` is optional and a random UUID otherwise. Ids and types must be
-        valid UTF-8 without control characters (`label_problem`). The document must leave
-        `OUTBOX_HEADROOM_BYTES` free under 1 MiB for the relay's fields, or `DocumentTooLarge`.
-        """
-        target = self._target(uow)
-        event_id = str(event_data.get(EVENT_ID) or uuid.uuid4())
-        names = (EVENT_TYPE, AGGREGATE_TYPE, AGGREGATE_ID)
-        labels = {**{name: event_data.get(name) for name in names}, EVENT_ID: event_id}
-        for name, value in labels.items():
-            if problem := label_problem(value):
-                raise InvalidInput(f"event {name} {problem}")
-        payload = event_data.get(PAYLOAD)
-        if not isinstance(payload, Mapping):
-            raise InvalidInput(f"event payload must be a mapping, got {type(payload).__name__}")
-        problem = json_value_problem(payload, "payload")
-        if problem:
-            raise InvalidInput(f"event {problem}")
-        _checked_id(event_id, "eventId")
-        if self._partitions is None:
-            self._partitions = configured_partitions()
-        # The relay delivers one aggregate's events in (createdAt, sequence) order: the
-        # commit time orders units of work, the position in this one orders its events.
-        sequence = target.pending_writes
-        target.add_create(
-            self._collection.document(event_id),
-            {
-                EVENT_ID: event_id,
-                EVENT_TYPE: event_data[EVENT_TYPE],
-                AGGREGATE_TYPE: event_data[AGGREGATE_TYPE],
-                AGGREGATE_ID: event_data[AGGREGATE_ID],
-                PARTITION: partition_of(str(event_data[AGGREGATE_ID]), self._partitions),
-                SEQUENCE: sequence,
-                PAYLOAD: dict(payload),
-                STATUS: EventStatus.PENDING.value,
-                ATTEMPTS: 0,
-                CREATED_AT: SERVER_TIMESTAMP,
-                UPDATED_AT: SERVER_TIMESTAMP,
-                # Due at once: the relay finds PENDING events by nextAttemptAt.
-                NEXT_ATTEMPT_AT: SERVER_TIMESTAMP,
-                PROCESSING_INSTANCE_ID: None,
-                PROCESSED_AT: None,
-                LAST_ERROR: None,
-                # The creation trace context: the relay's publish span continues this trace.
-                **creation_context(),
-            },
-            headroom=OUTBOX_HEADROOM_BYTES,
-        )
-        return event_id

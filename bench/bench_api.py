@@ -25,8 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.config import Settings, load_settings  # noqa: E402
-from app.emulator import FirestoreEmulator  # noqa: E402
+from firestore_outbox.config.settings import Settings, load_settings  # noqa: E402
+from firestore_outbox.testing.emulator import FirestoreEmulator  # noqa: E402
 from tests.e2e.api_drill import DrillRun, percentile, run_bare, run_drill  # noqa: E402
 
 THREADS = 40  # one per client: latency is the server's work, not its queue
@@ -35,8 +35,8 @@ THREADS = 40  # one per client: latency is the server's work, not its queue
 def serve_bare() -> None:
     """Child mode: the order API without the middleware, under waitress."""
     from app.api import make_orders_app
-    from app.api.server import create_server
-    from app.firestore_client import get_db_client
+    from firestore_outbox.firestore.client import get_db_client
+    from firestore_outbox.idempotency.server import create_server
 
     settings = load_settings()
     server = create_server(

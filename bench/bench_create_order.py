@@ -17,14 +17,15 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
 
+import bootstrap  # noqa: F401  (the reference application, from this checkout)
 from google.cloud.firestore import SERVER_TIMESTAMP
 
-from app.config import Settings, load_settings
 from app.domain import NewOrder
-from app.emulator import FirestoreEmulator
-from app.firestore_client import get_db_client
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings, load_settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator
 
 
 def pending_event(event_id: str, order_id: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -24,19 +24,20 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+import bootstrap  # noqa: F401  (the reference application, from this checkout)
 from bench_create_order import compare
 from google.cloud.firestore import FieldFilter
 from runs import downstream
 from workloads import seed
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator, reset_emulator
-from app.firestore_client import get_db_client
-from app.metering import meter
-from app.relay import Relay, RelayConfig
-from app.relay.follow import Follower
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.relay import Relay, RelayConfig
+from firestore_outbox.relay.follow.follower import Follower
+from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
+from firestore_outbox.testing.metering import meter
 
 HERE = Path(__file__).resolve().parent
 PROJECT = "bench-outbox"

@@ -34,14 +34,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `app`, `bench` and `tests` from the checkout
 
-from app.relay.amqp import AmqpPublisher, AmqpTarget  # noqa: E402
-from app.relay.eventbridge import EventBridgePublisher, EventBridgeTarget  # noqa: E402
-from app.relay.fc import FcPublisher, FcTarget  # noqa: E402
-from app.relay.fc3 import Fc3Publisher, Fc3Target  # noqa: E402
-from app.relay.http import HttpPublisher  # noqa: E402
-from app.relay.mns import MnsPublisher, MnsTarget  # noqa: E402
-from app.relay.publishers import Delivery, Outcome, Publisher, PublisherOptions  # noqa: E402
-from app.relay.rocketmq import RocketMqPublisher, RocketMqTarget  # noqa: E402
 from bench.publisher_endpoints import (  # noqa: E402
     FUNCTION,
     KEY_ID,
@@ -50,6 +42,14 @@ from bench.publisher_endpoints import (  # noqa: E402
     Endpoint,
     rabbitmq_queue,
 )
+from firestore_outbox.publishers.amqp.publisher import AmqpPublisher, AmqpTarget  # noqa: E402
+from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublisherOptions  # noqa: E402
+from firestore_outbox.publishers.eventbridge import EventBridgePublisher, EventBridgeTarget  # noqa: E402
+from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget  # noqa: E402
+from firestore_outbox.publishers.fc.fc3 import Fc3Publisher, Fc3Target  # noqa: E402
+from firestore_outbox.publishers.http.publisher import HttpPublisher  # noqa: E402
+from firestore_outbox.publishers.mns.publisher import MnsPublisher, MnsTarget  # noqa: E402
+from firestore_outbox.publishers.rocketmq.publisher import RocketMqPublisher, RocketMqTarget  # noqa: E402
 from tests import eventbridge_server, mns_server, rocketmq_server  # noqa: E402
 
 # A publisher to time, and how many requests its endpoint has taken (None: not counted).

@@ -9,10 +9,10 @@ registered there (one line). Scenarios (`runs.py`): the downstream answering aft
 10 ms; every Firestore round trip 40 ms longer through a delaying TCP proxy (a cross-cloud
 link); four relay processes on one backlog. Each run drains a fresh backlog and reports
 events/s, documents read and written per delivered event (counted on the wire by
-`app.metering` in each relay process), relay CPU per event (the relay processes' CPU time
-over the drain) and lost races per event. Runs are repeated in rotating order and the median
-kept; ratios are taken between runs of the same repeat set, never against old figures.
-Writes `--out`.json and, with matplotlib (`pip install -e '.[bench]'`), `--out`.png.
+`firestore_outbox.testing.metering` in each relay process), relay CPU per event (the relay
+processes' CPU time over the drain) and lost races per event. Runs are repeated in rotating order
+and the median kept; ratios are taken between runs of the same repeat set, never against old
+figures. Writes `--out`.json and, with matplotlib (`pip install -e '.[bench]'`), `--out`.png.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from runs import SCENARIOS, Scenario, run
 from targets import ratios, targets
 from variants import VARIANTS, export_tree, variant
 
-from app.emulator import FirestoreEmulator
+from firestore_outbox.testing.emulator import FirestoreEmulator
 
 HERE = Path(__file__).resolve().parent
 WARM_UP_EVENTS = 500

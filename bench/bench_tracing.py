@@ -42,8 +42,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from runs import SCENARIOS, downstream, measures, start_workers
 from workloads import seed
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator, reset_emulator
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = SCENARIOS["downstream-0ms"]

@@ -1,5 +1,5 @@
 """A downstream for the benchmark, in its own process so it never competes with the relay
-for the GIL: `app.receiver.Receiver` answering 200 after `--latency-ms`.
+for the GIL: `firestore_outbox.consumer.receiver.Receiver` answering 200 after `--latency-ms`.
 
     python bench/downstream.py --latency-ms 10
 
@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from app.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 
 
 def _latency_ms(request: Received, arrived: float) -> float | None:

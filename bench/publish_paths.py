@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 
 import urllib3
 
-from app.relay.answers import read_answer
-from app.relay.http import USER_AGENT, HttpPublisher, HttpTransport
-from app.relay.publishers import Delivery, cloudevent_headers
-from app.relay.wire import POOL_CLASSES, attempt_deadline
-from app.signing import Signer
-from app.tracing import PublishSpans, record_outcome
+from firestore_outbox.observability.tracing import PublishSpans, record_outcome
+from firestore_outbox.publishers.base import Delivery, cloudevent_headers
+from firestore_outbox.publishers.http.answers import read_answer
+from firestore_outbox.publishers.http.publisher import USER_AGENT, HttpPublisher, HttpTransport
+from firestore_outbox.publishers.http.wire import POOL_CLASSES, attempt_deadline
+from firestore_outbox.signing import Signer
 
 Sender = Callable[[int], int]
 SenderFactory = Callable[[], Sender]  # called once per thread

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: `app` and `tests` from the checkout
     sys.path.insert(0, str(ROOT))
 
-from app.receiver import Answer, Received, Receiver  # noqa: E402
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver  # noqa: E402
 
 # The same credentials for every endpoint that signs with a key pair of its own choosing.
 KEY_ID, KEY_SECRET = "AKID", "bench-s3cret"
@@ -133,9 +133,9 @@ def rabbitmq_queue(latency: float) -> Iterator[str | None]:
 
 
 def main(kind: str, latency: float) -> None:
-    # The endpoints (app.receiver under them) write an answer's headers and body in two
-    # sends; with Nagle's algorithm and the client's delayed ACK every answer with a body then
-    # stalls ~40 ms, which real services do not. Off here, for every endpoint alike.
+    # The endpoints (firestore_outbox.consumer.receiver under them) write an answer's headers and
+    # body in two sends; with Nagle's algorithm and the client's delayed ACK every answer with a
+    # body then stalls ~40 ms, which real services do not. Off here, for every endpoint alike.
     http.server.BaseHTTPRequestHandler.disable_nagle_algorithm = True
     address, requests, stop = _serve(kind, latency)
     print(address, flush=True)

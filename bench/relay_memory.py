@@ -10,9 +10,9 @@ import json
 import resource
 import sys
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.relay import Relay, RelayConfig
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.relay import Relay, RelayConfig
 
 
 def main() -> None:

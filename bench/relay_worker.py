@@ -3,10 +3,10 @@
     python bench/relay_worker.py '{"runner": "relay", "emulator": "127.0.0.1:8080", ...}'
 
 Writes the backlog first when told to (`"seed": n`, with the `app` it imports), builds its
-Firestore client (metered on the wire, `app.metering`) and relay, prints `{"ready": ...}`,
-waits for a line on stdin (so that start-up stays outside the timing and concurrent relays
-start together), drains until its relay finds nothing due, then prints one JSON line:
-wall-clock start and end, the process's CPU seconds over the drain, the documents read and
+Firestore client (metered on the wire, `firestore_outbox.testing.metering`) and relay, prints
+`{"ready": ...}`, waits for a line on stdin (so that start-up stays outside the timing and
+concurrent relays start together), drains until its relay finds nothing due, then prints one JSON
+line: wall-clock start and end, the process's CPU seconds over the drain, the documents read and
 written, and the relay's summary counts summed over its runs.
 """
 
@@ -24,21 +24,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import tree
 from reference_loop import run_reference
 from thread_cpu import ThreadCpu
 from workloads import seed
 
-import app
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.relay import Relay, RelayConfig
+TREE = tree.load()  # this checkout's relay, or an older commit's (bench/tree.py)
+Settings, get_db_client, Relay, RelayConfig = (
+    TREE.Settings,
+    TREE.get_db_client,
+    TREE.Relay,
+    TREE.RelayConfig,
+)
 
 
 def bench_meter() -> Any:
-    """This tree's `app.metering.meter`, whichever tree the relay runs from (an older commit's
-    `app/` comes first on `PYTHONPATH`): every variant is metered by the same code, whose
-    CPU time counts as the relay's, so it must cost all of them the same."""
-    path = Path(__file__).resolve().parent.parent / "app" / "metering.py"
+    """This checkout's `firestore_outbox.testing.metering.meter`, whichever tree the relay runs
+    from (an older commit's comes first on `PYTHONPATH`): every variant is metered by the same
+    code, whose CPU time counts as the relay's, so it must cost all of them the same."""
+    path = Path(__file__).resolve().parent.parent / "firestore_outbox/testing/metering.py"
     spec = importlib.util.spec_from_file_location("bench_metering", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -46,7 +50,7 @@ def bench_meter() -> Any:
     return module.meter
 
 
-def drain_relay(db: Any, settings: Settings, spec: dict[str, Any]) -> Counter[str]:
+def drain_relay(db: Any, settings: Any, spec: dict[str, Any]) -> Counter[str]:
     config = RelayConfig(
         downstream_url=spec["url"], time_budget_seconds=3600.0, **spec.get("config", {})
     )
@@ -111,7 +115,7 @@ def main() -> None:
         seed(Settings(project_id=spec["project"], emulator_host=spec["seedEmulator"]), spec["seed"])
     db = get_db_client(settings)
     counts = bench_meter()(db)
-    print(json.dumps({"ready": True, "app": app.__file__}), flush=True)
+    print(json.dumps({"ready": True, "app": TREE.where}), flush=True)
     sys.stdin.readline()
     spy = profiler()
     threads = ThreadCpu()

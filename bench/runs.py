@@ -24,9 +24,9 @@ from ceiling import ceiling
 from process_cpu import ServerCpu, listener_pid, port_of
 from variants import Variant
 
-from app.config import Settings
-from app.emulator import reset_emulator
-from app.firestore_client import get_db_client
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import reset_emulator
 
 HERE = Path(__file__).resolve().parent
 PROJECT = "bench-outbox"
@@ -99,10 +99,11 @@ def round_trip_ms(host: str, samples: int = 15) -> float:
 
 
 def tree_env(pythonpath: Path | None) -> dict[str, str]:
-    """The environment of a process that must import `app` from `pythonpath` (None: ours)."""
+    """The environment of a process that must import the relay from `pythonpath` (None:
+    ours); this checkout's root comes after it, for the reference application (`app`)."""
     env = dict(os.environ)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))
+    paths = [str(pythonpath) if pythonpath else "", str(HERE.parent), env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     return env
 
 

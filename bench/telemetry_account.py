@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import app.relay.attempts as attempts
-from app import metrics, tracing
+import firestore_outbox.relay.attempts as attempts
+from firestore_outbox.observability import metrics, tracing
 
 
 class Account:

@@ -41,8 +41,9 @@ if setting == "all":
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 from opentelemetry.trace import SpanKind
-from app import telemetry_sdk, tracing
-from app.metrics import AttemptMetrics
+from firestore_outbox.observability import telemetry_sdk
+from firestore_outbox.observability import tracing
+from firestore_outbox.observability.metrics import AttemptMetrics
 
 spans = tracing.PublishSpans("http", "127.0.0.1:8000")
 attempt_metrics = AttemptMetrics(

@@ -37,8 +37,8 @@ from runs import downstream
 from tracing_breakdown import PIECES
 from workloads import seed
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator, reset_emulator
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 HERE = Path(__file__).resolve().parent
 CALLGRIND = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]

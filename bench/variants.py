@@ -23,7 +23,8 @@ TODAY = "5e875cf"
 
 @dataclass(frozen=True)
 class Variant:
-    """`runner`: `reference` (the design note's loop) or `relay` (`app.relay.Relay.run()`
+    """`runner`: `reference` (the design note's loop) or `relay`
+    (`firestore_outbox.relay.Relay.run()`
     again until drained); `ref`: the git commit whose `app/` runs it (None: this tree)."""
 
     runner: str
@@ -56,10 +57,19 @@ def variant(name: str) -> Variant:
 
 
 def export_tree(ref: str, into: Path) -> Path:
-    """`ref`'s `app/` package unpacked under `into`; returns the directory to put first on
-    `PYTHONPATH`. Raises `SystemExit` naming the ref when git does not know it."""
+    """`ref`'s packages unpacked under `into` (`app/`, and `firestore_outbox/` from the package
+    issue on); returns the directory to put first on `PYTHONPATH`. Raises `SystemExit` naming
+    the ref when git does not know it."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-tree", "--name-only", ref],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    packages = [p for p in ("firestore_outbox", "app") if p in listed.stdout.split()] or ["app"]
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", ref, "app"],
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref, *packages],
         capture_output=True,
         check=False,
         timeout=60,

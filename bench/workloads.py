@@ -10,17 +10,19 @@ would otherwise pay for healing in the benchmark).
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.uow import FirestoreUnitOfWork
+import tree
 
 SEED_BATCH = 500  # events per unit of work: the most writes one batch takes
 
 
-def seed(settings: Settings, count: int) -> None:
-    """`count` due `OrderCreated` events, each of an aggregate of its own."""
-    db = get_db_client(settings)
+def seed(settings: Any, count: int) -> None:
+    """`count` due `OrderCreated` events, each of an aggregate of its own, written by the
+    tree's own unit of work (`settings` is that tree's `Settings`)."""
+    ours = tree.load()
+    db = ours.get_db_client(settings)
+    FirestoreUnitOfWork = ours.FirestoreUnitOfWork
     for start in range(0, count, SEED_BATCH):
         with FirestoreUnitOfWork(db, settings) as uow:
             for n in range(start, min(count, start + SEED_BATCH)):
@@ -43,7 +45,7 @@ def seed(settings: Settings, count: int) -> None:
 
 def main() -> None:
     host, project, count = sys.argv[1:4]
-    seed(Settings(project_id=project, emulator_host=host), int(count))
+    seed(tree.load().Settings(project_id=project, emulator_host=host), int(count))
 
 
 if __name__ == "__main__":

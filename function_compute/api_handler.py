@@ -19,14 +19,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from app.api import make_api
-from app.config import load_settings
-from app.errors import OutboxError
-from app.firestore_client import get_db_client
-from app.idempotency import load_idempotency_config
-from app.idempotency.answers import Answer
-from app.idempotency.problems import problem
-from app.idempotency.wsgi import WSGIApp, collect
-from app.logs import configure_logging, configured_secrets
+from firestore_outbox.config.settings import load_settings
+from firestore_outbox.errors import OutboxError
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.idempotency import load_idempotency_config
+from firestore_outbox.idempotency.answers import Answer
+from firestore_outbox.idempotency.problems import problem
+from firestore_outbox.idempotency.wsgi import WSGIApp, collect
+from firestore_outbox.observability.logs import configure_logging, configured_secrets
 
 logger = logging.getLogger("firestore_outbox.api")
 

@@ -6,14 +6,16 @@
 
 The `otel` extra (OpenTelemetry's SDK and OTLP exporter) is added without being named when
 the build's environment asks for OTLP export, by the rule the relay itself follows
-(`app/otlp_settings.py`: an OTLP endpoint set, its exporter not `none`, the SDK not disabled).
-`s deploy` runs the build with its own environment, `.env` included, so setting the OTEL_*
-variables there (and uncommenting them in s.yaml) is all the function needs to export.
+(`firestore_outbox/observability/otlp_settings.py`: an OTLP endpoint set, its exporter not `none`,
+the SDK not disabled). `s deploy` runs the build with its own environment, `.env` included, so
+setting the OTEL_* variables there (and uncommenting them in s.yaml) is all the function needs to
+export.
 
 Layout of the output (Function Compute mounts it at /code):
 
-    app/, function_compute/   our packages, taken from the project's wheel: the relay's
-                              handler and the order API's (function_compute/api_handler.py)
+    firestore_outbox/         the library, taken from the project's wheel
+    app/, function_compute/   the reference application and the entry points s.yaml names
+                              (the relay's handler, the order API's), from the repository
     python/                   the dependencies; s.yaml sets PYTHONPATH=/code/python
     build-info.json           what it was built for
 
@@ -42,10 +44,14 @@ from collections.abc import Iterable, Mapping
 from email.parser import Parser
 from pathlib import Path
 
-from app.otlp_settings import otlp_signals
+from firestore_outbox.observability.otlp_settings import otlp_signals
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("app", "function_compute")
+# The library comes from the project's wheel (what `pip install` gets); the reference
+# application and the entry points s.yaml names, which the wheel does not install, from the
+# repository itself.
+LIBRARY = "firestore_outbox"
+SOURCE_PACKAGES = ("app", "function_compute")
 FC_PYTHON = "3.10"
 FC_PLATFORM = "manylinux2014_x86_64"
 DEPENDENCIES_DIR = "python"
@@ -57,16 +63,14 @@ BASE_EXTRAS = ("fc", "crypto")
 # put tools meant for a laptop on the function (tests/e2e/test_deploy.py runs the handler
 # without them and checks they are absent).
 LEFT_OUT = (
-    "app/cli/",
+    "firestore_outbox/cli/",
     "app/demo.py",
-    "app/emulator.py",
-    "app/watchdog.py",
-    "app/receiver.py",
-    "app/request_limits.py",
+    "firestore_outbox/testing/",
+    "firestore_outbox/consumer/receiver.py",
+    "firestore_outbox/idempotency/limits.py",
     "app/order_counter.py",
-    "app/consumer_wire.py",
-    "app/receiver_config.py",
-    "app/metering.py",
+    "firestore_outbox/consumer/wire.py",
+    "firestore_outbox/consumer/receiver_settings.py",
     "function_compute/build.py",
     "function_compute/preview.py",
 )
@@ -75,6 +79,18 @@ OTLP_EXTRA = "otel"
 # Dependencies only the modules left out import (the reference consumer's CloudEvents SDK).
 # `requests` stays: google-api-core needs it anyway.
 TOOLS_ONLY_REQUIREMENTS = ("cloudevents",)
+
+
+def _copy_sources(output: Path) -> None:
+    """The reference application and the entry points, from the repository (not the wheel)."""
+    for package in SOURCE_PACKAGES:
+        for source in sorted((ROOT / package).rglob("*.py")):
+            relative = source.relative_to(ROOT).as_posix()
+            if relative.startswith(LEFT_OUT):
+                continue
+            target = output / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
 
 
 def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = BASE_EXTRAS) -> Path:
@@ -108,9 +124,10 @@ def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = BASE_E
             members = [
                 name
                 for name in wheel.namelist()
-                if name.split("/")[0] in PACKAGES and not name.startswith(LEFT_OUT)
+                if name.split("/")[0] == LIBRARY and not name.startswith(LEFT_OUT)
             ]
             wheel.extractall(output, members)
+    _copy_sources(output)
     python = f"{sys.version_info.major}.{sys.version_info.minor}" if local else FC_PYTHON
     info = {
         "python": python,

@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from app.configuration import Configuration
-from app.logs import SECRET_LIST_VARIABLES, SECRET_VARIABLES
-from app.masking import masker
-from app.otlp_settings import OTLP_ENDPOINTS
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.observability.logs import SECRET_LIST_VARIABLES, SECRET_VARIABLES
+from firestore_outbox.observability.masking import masker
+from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS
 
 # Function Compute refuses a function whose environment variables exceed this in all.
 FC_ENVIRONMENT_LIMIT_BYTES = 4096

@@ -14,16 +14,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app.config import Settings
-from app.configuration import Configuration
-from app.errors import ConfigError, OutboxError
-from app.firestore_client import get_db_client
-from app.logs import configure_logging, log_event
-from app.metrics import BacklogGauges
-from app.ops.status import backlog_reader
-from app.relay import Relay, RelayConfig
-from app.relay.fan_out import is_fan_out
-from app.telemetry import configure_telemetry, flush
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import ConfigError, OutboxError
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.observability.logs import configure_logging, log_event
+from firestore_outbox.observability.metrics import BacklogGauges
+from firestore_outbox.observability.telemetry import configure_telemetry, flush
+from firestore_outbox.ops.status import backlog_reader
+from firestore_outbox.relay import Relay, RelayConfig
+from firestore_outbox.relay.fan_out import is_fan_out
 
 logger = logging.getLogger("firestore_outbox.relay")
 

@@ -14,8 +14,8 @@ import pika
 import pytest
 from pika.adapters.blocking_connection import BlockingChannel
 
-from app.relay.amqp import AmqpPublisher, AmqpTarget
-from app.relay.publishers import Delivery
+from firestore_outbox.publishers.amqp.publisher import AmqpPublisher, AmqpTarget
+from firestore_outbox.publishers.base import Delivery
 from tests.integration.test_dns_deadline import SlowResolver
 from tests.rabbitmq import Broker
 

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from app.api import make_api
-from app.api.server import create_server
-from app.config import load_settings
-from app.firestore_client import get_db_client
-from app.idempotency import load_idempotency_config
+from firestore_outbox.config.settings import load_settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.idempotency import load_idempotency_config
+from firestore_outbox.idempotency.server import create_server
 
 _first = threading.Lock()
 

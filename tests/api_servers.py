@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.config import Settings
-from app.watchdog import Watchdog
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.testing.watchdog import Watchdog
 
 HOOKED = Path(__file__).with_name("api_hooked_server.py")
 OUTBOX = Path(sys.executable).with_name("outbox")
@@ -24,6 +24,8 @@ def api_environment(settings: Settings, **variables: str) -> dict[str, str]:
         FIRESTORE_EMULATOR_HOST=str(settings.emulator_host),
         FIRESTORE_PROJECT_ID=str(settings.project_id),
         LOG_LEVEL="WARNING",
+        # The reference order API (app/) runs from this checkout, not from the wheel.
+        PYTHONPATH=str(HOOKED.parent.parent),
         **variables,
     )
     return env
@@ -47,7 +49,8 @@ def api_server(
         text=True,
         start_new_session=True,  # a group of its own for the watchdog to end
     )
-    # A test run killed outright must not leave the server listening (app/watchdog.py).
+    # A test run killed outright must not leave the server listening
+    # (firestore_outbox/testing/watchdog.py).
     watchdog = Watchdog(process.pid)
     server = ApiProcess(process)
     try:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Answer, Received
 from tests.local_endpoint import LocalEndpoint
 
 KEY_ID, SECRET, TOKEN = "LTAI-eb-key", "eb-s3cret-value", "eb-sts-t0ken"

@@ -1,9 +1,9 @@
 """Faults on a Firestore client's gRPC channel, against the real emulator.
 
-`FaultInjector` sits where `app.metering` puts its meter: between the client library (with its
-retry layer) and the network. A fault either stops a call before it leaves (Firestore never
-sees it) or lets it through, waits for Firestore's answer, and raises instead (the write landed,
-its answer was lost), which is what a dropped connection does to a `Commit`.
+`FaultInjector` sits where `firestore_outbox.testing.metering` puts its meter: between the client
+library (with its retry layer) and the network. A fault either stops a call before it leaves
+(Firestore never sees it) or lets it through, waits for Firestore's answer, and raises instead (the
+write landed, its answer was lost), which is what a dropped connection does to a `Commit`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import grpc
 from google.cloud import firestore
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.metering import intercept
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.metering import intercept
 
 
 class RpcFault(grpc.RpcError):  # type: ignore[misc]

@@ -1,14 +1,15 @@
-"""Function Compute 3.0's InvokeFunction API, played by a local HTTP server (`app.receiver`
+"""Function Compute 3.0's InvokeFunction API, played by a local HTTP server
+(`firestore_outbox.consumer.receiver`
 with this responder), for the `fc3` publisher's tests.
 
 It checks each request as Function Compute would, with an implementation of the V3 signature
 of its own (written from Alibaba Cloud's "V3 request structure and signature" page, sharing
-no code with `app.relay.acs3`): the `Authorization` header's credential, signed headers and
-signature; that `host`, `content-type` and every `x-acs-*` header are signed; the body's hash;
-the STS token. Then the API: the path, the function, asynchronous invocation, the task id's
-rule (one made up when the caller names none), and task ids already taken (409). `script`
-queues error answers to give instead; `answer_after` delays the answer to a new task
-(accepted, its answer lost to a timeout).
+no code with `firestore_outbox.publishers.fc.acs3`): the `Authorization` header's credential, signed
+headers and signature; that `host`, `content-type` and every `x-acs-*` header are signed; the body's
+hash; the STS token. Then the API: the path, the function, asynchronous invocation, the task id's
+rule (one made up when the caller names none), and task ids already taken (409). `script` queues
+error answers to give instead; `answer_after` delays the answer to a new task (accepted, its answer
+lost to a timeout).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote
 
-from app.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Answer, Received
 from tests.local_endpoint import RecordingResponder
 
 _AUTHORIZATION = re.compile(

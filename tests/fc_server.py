@@ -1,5 +1,6 @@
 """Function Compute 2.0's invoke API (`POST /2016-08-15/services/S/functions/F/invocations`),
-played by a local HTTP server (`app.receiver` with this responder), for the benchmark.
+played by a local HTTP server (`firestore_outbox.consumer.receiver` with this responder), for the
+benchmark.
 
 It checks each request's `FC` signature with its own implementation of the documented recipe
 (HMAC-SHA256 over the verb, Content-MD5, Content-Type, Date, the sorted `x-fc-*` headers and
@@ -18,7 +19,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from app.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Answer, Received
 from tests.local_endpoint import RecordingResponder
 
 _PATH = re.compile(

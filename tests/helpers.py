@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Answer, Received, Receiver
-from app.relay import Relay, RelayConfig
-from app.relay.publishers import Delivery, PublishResult
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.publishers.base import Delivery, PublishResult
+from firestore_outbox.relay import Relay, RelayConfig
 
 # Short timeouts and backoff so retries and lease expiry happen within a test.
 FAST = RelayConfig(

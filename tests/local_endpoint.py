@@ -1,8 +1,8 @@
 """The plumbing the tests' local cloud API servers share: `LocalEndpoint` (`tests/mns_server.py`,
-`tests/eventbridge_server.py`), a real HTTP server (`app.receiver`) on a free local port that
-answers each request through the subclass's `handle`, after `latency`; `RecordingResponder`
-(`tests/fc_server.py`, `tests/fc3_server.py`), a responder that records refusals. Each server
-checks its API's signature with its own code: only the plumbing is shared."""
+`tests/eventbridge_server.py`), a real HTTP server (`firestore_outbox.consumer.receiver`) on a free
+local port that answers each request through the subclass's `handle`, after `latency`;
+`RecordingResponder` (`tests/fc_server.py`, `tests/fc3_server.py`), a responder that records
+refusals. Each server checks its API's signature with its own code: only the plumbing is shared."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
-from app.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 
 Self = TypeVar("Self", bound="LocalEndpoint")
 
@@ -49,7 +49,8 @@ class LocalEndpoint:
 
 @dataclass(kw_only=True)
 class RecordingResponder:
-    """The plumbing of a responder for `app.receiver.Receiver` (the Function Compute
+    """The plumbing of a responder for `firestore_outbox.consumer.receiver.Receiver` (the Function
+    Compute
     endpoints): the subclass's `answer`, and in `refused` the error code of every refusal,
     read from the JSON body's `CODE` field."""
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from mns.auth import Credentials
 from mns.mns_client import MNSClient
 
-from app.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Answer, Received
 from tests.local_endpoint import LocalEndpoint
 
 XMLNS = "http://mns.aliyuncs.com/doc/v1/"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.cli import main
-from app.config import Settings
+from firestore_outbox.cli import main
+from firestore_outbox.config.settings import Settings
 from tests.helpers import add_orders, add_raw_event, utcnow
 
 DAY = dt.timedelta(days=1)

@@ -10,9 +10,9 @@ from collections import defaultdict
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Answer, Received
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received
 
 
 class Sequences:

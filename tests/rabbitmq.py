@@ -1,6 +1,6 @@
 """A real RabbitMQ broker for the tests: Debian's `rabbitmq-server`, run as a node of its own
 on free ports in a temporary directory, stopped by its process group (and by a watchdog
-when the test process dies without stopping it: app/watchdog.py).
+when the test process dies without stopping it: firestore_outbox/testing/watchdog.py).
 
     from tests.rabbitmq import Broker  # the `rabbitmq` fixture: tests/integration/conftest.py
 
@@ -22,8 +22,8 @@ from pathlib import Path
 import pika
 import pytest
 
-from app.emulator import free_port
-from app.watchdog import Watchdog
+from firestore_outbox.testing.emulator import free_port
+from firestore_outbox.testing.watchdog import Watchdog
 
 # Debian's wrapper in /usr/sbin switches to the rabbitmq user; the script behind it runs the
 # node as whoever calls it, which a node in a temporary directory needs.

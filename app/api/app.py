@@ -14,23 +14,23 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core.exceptions import GoogleAPIError
 
-from app.deadline import bounded_retry
-from app.errors import CommitFailed, CommitOutcomeUnknown, InvalidInput
-from app.firestore_limits import check_document_id
-from app.idempotency.answers import Answer
-from app.idempotency.door import CLAIM, Claim, LockLost
-from app.idempotency.middleware import IdempotencyMiddleware
-from app.idempotency.problems import problem
-from app.idempotency.registry import KeyRegistry
 from app.services import create_new_order
-from app.tracing import record_answer, server_span
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.errors import CommitFailed, CommitOutcomeUnknown, InvalidInput
+from firestore_outbox.firestore.deadline import bounded_retry
+from firestore_outbox.firestore.limits import check_document_id
+from firestore_outbox.idempotency.answers import Answer
+from firestore_outbox.idempotency.door import CLAIM, Claim, LockLost
+from firestore_outbox.idempotency.middleware import IdempotencyMiddleware
+from firestore_outbox.idempotency.problems import problem
+from firestore_outbox.idempotency.registry import KeyRegistry
+from firestore_outbox.observability.tracing import record_answer, server_span
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, CollectionReference
 
-    from app.config import Settings
-    from app.idempotency.config import IdempotencyConfig
+    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.idempotency.config import IdempotencyConfig
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import requests
 
-from app.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Answer, Received
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 
@@ -80,7 +80,8 @@ class Fleet:
 
 
 class ChaosProxy:
-    """A responder for `app.receiver.Receiver` that forwards each delivery to one of the
+    """A responder for `firestore_outbox.consumer.receiver.Receiver` that forwards each delivery to
+    one of the
     receiver processes and injects faults: deferrals (503 before forwarding: the event comes
     back later, out of order), immediate duplicates, and replays seconds later."""
 

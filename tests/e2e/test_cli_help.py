@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import parser
+from firestore_outbox.cli import parser
 from tests.e2e.test_cli_arguments import OUTBOX
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,13 +11,13 @@ import time
 
 from google.cloud import firestore
 
-from app.config import Settings
+from firestore_outbox.config.settings import Settings
 
 WRITER = textwrap.dedent(
     """
     import itertools, sys
-    from app.config import Settings
-    from app.firestore_client import get_db_client
+    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.client import get_db_client
     from app.services import create_new_order
     from app.uow import FirestoreUnitOfWork
 

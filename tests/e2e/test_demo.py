@@ -14,9 +14,9 @@ from typing import Any
 import requests
 from google.cloud import firestore
 
-from app.config import Settings
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 

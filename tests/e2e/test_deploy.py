@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
 from function_compute.build import FC_PYTHON, build
 from tests.helpers import add_orders, outbox, relay_environment
 
@@ -227,7 +227,14 @@ def test_every_variable_s_yaml_reads_is_documented() -> None:
 
 # The dev and operator tools, and what only they import: none may be in the package, and the
 # handler must run without them.
-TOOLS = ("app.cli", "app.demo", "app.emulator", "app.receiver", "app.metering", "cloudevents")
+TOOLS = (
+    "firestore_outbox.cli",
+    "app.demo",
+    "firestore_outbox.testing.emulator",
+    "firestore_outbox.consumer.receiver",
+    "firestore_outbox.testing.metering",
+    "cloudevents",
+)
 TOOLS_RUNNER = """
 import importlib.util, json, sys, types
 code, pythonpath, event, tools = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
@@ -235,7 +242,12 @@ sys.path[:0] = [code, pythonpath]
 import function_compute.relay_handler as module
 context = types.SimpleNamespace(request_id="fc-req-2", function=types.SimpleNamespace(timeout=90))
 summary = module.handler(event.encode(), context)
-findable = [name for name in tools if importlib.util.find_spec(name) is not None]
+def present(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # its package is not there either
+        return False
+findable = [name for name in tools if present(name)]
 loaded = sorted(name for name in sys.modules if name.startswith(tuple(tools)))
 print(json.dumps({"summary": summary, "findable": findable, "loaded": loaded}))
 """
@@ -245,11 +257,23 @@ def test_the_package_holds_only_what_the_relay_runs(
     local_package: Path, db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
     files = {p.relative_to(local_package).as_posix() for p in local_package.rglob("*.py")}
-    ours = {f for f in files if f.startswith(("app/", "function_compute/"))}
-    assert "function_compute/relay_handler.py" in ours and "app/relay/core.py" in ours
-    for left_out in ("app/cli/__init__.py", "app/demo.py", "app/emulator.py", "app/receiver.py"):
+    ours = {f for f in files if f.startswith(("firestore_outbox/", "app/", "function_compute/"))}
+    assert "function_compute/relay_handler.py" in ours and "firestore_outbox/relay/core.py" in ours
+    for left_out in (
+        "firestore_outbox/cli/__init__.py",
+        "app/demo.py",
+        "firestore_outbox/testing/emulator.py",
+        "firestore_outbox/consumer/receiver.py",
+    ):
         assert left_out not in ours
-    assert not {"app/metering.py", "app/order_counter.py", "function_compute/build.py"} & ours
+    assert (
+        not {
+            "firestore_outbox/testing/metering.py",
+            "app/order_counter.py",
+            "function_compute/build.py",
+        }
+        & ours
+    )
     dists = {p.name.split("-")[0].lower() for p in (local_package / "python").glob("*.dist-info")}
     assert "cloudevents" not in dists and "google_cloud_firestore" in dists
 

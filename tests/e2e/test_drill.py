@@ -20,12 +20,12 @@ import pytest
 from google.cloud import firestore
 from google.cloud.firestore import FieldFilter
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator, free_port
-from app.firestore_client import get_db_client
-from app.receiver import Receiver
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator, free_port
 from tests.e2e.drill import ChaosProxy, Fleet
 from tests.helpers import outbox, relay_environment
 

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.config import load_settings
-from app.emulator import FirestoreEmulator, free_port
-from app.errors import CommitFailed, CommitOutcomeUnknown
-from app.firestore_client import get_db_client
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import load_settings
+from firestore_outbox.errors import CommitFailed, CommitOutcomeUnknown
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator, free_port
 from tests.e2e.test_cli_arguments import OUTBOX
 
 DEADLINE = 2

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator, free_port, reset_emulator
-from app.firestore_client import get_db_client
-from app.receiver import Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator, free_port, reset_emulator
 from tests.conftest import PROJECT
 from tests.e2e.test_relay_processes import OUTBOX
 from tests.helpers import add_orders, outbox, relay_environment

@@ -47,10 +47,12 @@ def test_the_wheel_holds_the_packages_the_entry_point_and_the_extras(wheel: Path
         message = Parser().parsestr(archive.read(metadata).decode())
         scripts = archive.read(entry_points).decode()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith("-info")}
-    assert tops == {"app", "function_compute"}  # no tests, no bench
-    assert "app/cli/__init__.py" in names and "function_compute/relay_handler.py" in names
+    # One import package, named after the distribution: no `app` to collide with the user's,
+    # no tests, no bench, no deployment entry points.
+    assert tops == {"firestore_outbox"}
+    assert "firestore_outbox/cli/__init__.py" in names
     assert message["Name"] == "firestore-outbox"
-    assert "outbox = app.cli:main" in scripts
+    assert "outbox = firestore_outbox.cli:main" in scripts
     requires = message.get_all("Requires-Dist") or []
     assert any(r.startswith("aliyun-fc2") and 'extra == "fc"' in r for r in requires)
     assert {"fc", "firebase"} <= set(message.get_all("Provides-Extra") or [])
@@ -70,7 +72,8 @@ def test_the_installed_wheel_runs_outbox(wheel: Path, tmp_path: Path) -> None:
             text=True,
             check=True,
         ).stdout.strip()
-        # After the venv's own site-packages, so `app` comes from the wheel, not this checkout.
+        # After the venv's own site-packages, so the library comes from the wheel, not this
+        # checkout.
         borrowed = sysconfig.get_paths()["purelib"]
         (Path(site) / "zz_borrowed_dependencies.pth").write_text(borrowed + "\n")
     subprocess.run(install, check=True, capture_output=True, timeout=600)
@@ -83,10 +86,38 @@ def test_the_installed_wheel_runs_outbox(wheel: Path, tmp_path: Path) -> None:
     helped = subprocess.run([outbox, "--help"], capture_output=True, text=True, env=env)
     assert helped.returncode == 0 and "relay" in helped.stdout and "status" in helped.stdout
     where = subprocess.run(
-        [str(python), "-c", "import app; print(app.__file__)"],
+        [str(python), "-c", "import firestore_outbox; print(firestore_outbox.__file__)"],
         capture_output=True,
         text=True,
         env=env,
         cwd=tmp_path,
     )
     assert where.stdout.startswith(str(target)), where.stdout  # the wheel's code, not ours
+
+    # The user's own `app` package (most Flask/FastAPI services have one) and the library
+    # import side by side; before, the wheel installed an `app` and one of them broke.
+    service = tmp_path / "service"
+    (service / "app").mkdir(parents=True)
+    (service / "app" / "__init__.py").write_text("NAME = 'the user app'\n")
+    (service / "app" / "uow.py").write_text("KIND = 'their own unit of work'\n")
+    both = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import app, app.uow, firestore_outbox; "
+            "from firestore_outbox import FirestoreUnitOfWork, Relay; "
+            "print(app.NAME, app.uow.KIND, FirestoreUnitOfWork.__module__, Relay.__name__)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=service,
+    )
+    assert both.stdout.split() == [
+        "the", "user", "app", "their", "own", "unit", "of", "work",
+        "firestore_outbox.producer.uow", "Relay",
+    ], both.stderr  # fmt: skip
+    beside = subprocess.run(
+        [outbox, "--version"], capture_output=True, text=True, env=env, cwd=service
+    )
+    assert beside.returncode == 0 and beside.stdout.startswith("outbox 0."), beside.stderr

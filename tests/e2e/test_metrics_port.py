@@ -12,9 +12,9 @@ from pathlib import Path
 import requests
 from google.cloud import firestore
 
-from app.config import Settings
-from app.emulator import free_port
-from app.receiver import Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.testing.emulator import free_port
 from tests.e2e.test_relay_processes import OUTBOX, start_relay
 from tests.helpers import add_orders, relay_environment
 
@@ -75,6 +75,8 @@ def test_the_receiver_serves_its_verdicts(settings: Settings, tmp_path: Path) ->
         **relay_environment(settings, "http://127.0.0.1:9/unused"),
         "PATH": "/usr/bin:/bin",
         "LOG_LEVEL": "WARNING",
+        # The reference consumer (app.order_counter) comes from this checkout, run elsewhere.
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
     process = subprocess.Popen(
         [OUTBOX, "receiver", "--no-verify", f"--port={receiver_port}", f"--metrics-port={port}"],

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
 from tests.e2e.drill import Fleet
 from tests.helpers import outbox, relay_environment
 from tests.ordering import Sequences, add_sequences

@@ -1,6 +1,7 @@
 """A test run or `outbox emulator` killed outright (SIGKILL, CI's timeout) takes the servers it
 started with it: the Firestore emulator's Java process, the RabbitMQ node and the order API's
-server process are ended by their watchdogs (app/watchdog.py), their ports freed.
+server process are ended by their watchdogs (firestore_outbox/testing/watchdog.py), their ports
+freed.
 
 Each test starts a real pytest (or `outbox emulator`) in a subprocess, finds the server it
 started by the port it reports, SIGKILLs the subprocess and waits, within a bound, for that

@@ -8,8 +8,8 @@ import subprocess
 
 import requests
 
-from app.config import Settings
-from app.emulator import free_port
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.testing.emulator import free_port
 from tests.e2e.drill import OUTBOX
 
 

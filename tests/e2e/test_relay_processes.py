@@ -15,8 +15,8 @@ from pathlib import Path
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Answer, Received, Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from tests.helpers import FAST, add_orders, make_relay, outbox, relay_environment, run_until
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import socket
 import time
 
-from app.relay.amqp import AmqpPublisher, AmqpTarget
-from app.relay.publishers import Outcome
+from firestore_outbox.publishers.amqp.publisher import AmqpPublisher, AmqpTarget
+from firestore_outbox.publishers.base import Outcome
 from tests.amqp_publishing import DELIVERY, publisher
 from tests.rabbitmq import Broker
 
@@ -31,7 +31,7 @@ def test_a_refused_login_is_the_channels_fault_and_never_shows_the_password(
 
 
 def test_no_broker_is_the_channels_fault() -> None:
-    from app.emulator import free_port
+    from firestore_outbox.testing.emulator import free_port
 
     url = f"amqp://guest:guest@127.0.0.1:{free_port()}/%2F"
     result = publisher(url, "", "k").publish(DELIVERY)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pika.adapters.blocking_connection import BlockingChannel
 from standardwebhooks.webhooks import Webhook
 
-from app.relay.publishers import Outcome
-from app.signing import Signer
+from firestore_outbox.publishers.base import Outcome
+from firestore_outbox.signing import Signer
 from tests.amqp_publishing import (
     DELIVERY,
     amqp_channel,  # noqa: F401  (the `channel` fixture)

@@ -7,8 +7,8 @@ import time
 
 from pika.adapters.blocking_connection import BlockingChannel
 
-from app.relay.amqp import AmqpPublisher, AmqpTarget
-from app.relay.publishers import Outcome
+from firestore_outbox.publishers.amqp.publisher import AmqpPublisher, AmqpTarget
+from firestore_outbox.publishers.base import Outcome
 from tests.amqp_publishing import DELIVERY, amqp_channel, fake_names, publisher, queue_on, take  # noqa: F401  (fixtures)
 from tests.integration.test_dns_deadline import SlowResolver
 from tests.rabbitmq import Broker

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pika
 from pika.adapters.blocking_connection import BlockingChannel
 
-from app.relay import amqp_pool as amqp_module
-from app.relay.publishers import Outcome
+from firestore_outbox.publishers.amqp import pool as amqp_module
+from firestore_outbox.publishers.base import Outcome
 from tests.amqp_publishing import (
     amqp_channel,  # noqa: F401  (the `channel` fixture)
     event,

@@ -14,10 +14,10 @@ import pika
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.relay import Relay
-from app.relay.config import RelayConfig
-from app.relay.events import encode_json
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.relay import Relay
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.relay.events import encode_json
 from function_compute.relay_handler import handler
 from tests.helpers import FAST, add_orders, as_function_environment, outbox, run_until
 from tests.rabbitmq import Broker

@@ -7,7 +7,7 @@ import time
 
 from pika.adapters.blocking_connection import BlockingChannel
 
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.publishers.base import Delivery, Outcome
 from tests.amqp_publishing import (
     amqp_channel,  # noqa: F401  (the `channel` fixture)
     event,

@@ -14,8 +14,8 @@ import pytest
 import requests
 import waitress.adjustments
 
-from app.api.server import ApiServer, create_server
-from app.errors import ConfigError
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.idempotency.server import ApiServer, create_server
 
 DUAL = "dual-stack.test"
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from app.api import make_api, make_orders_app
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.idempotency import IdempotencyConfig
-from app.metering import meter
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.idempotency import IdempotencyConfig
+from firestore_outbox.testing.metering import meter
 
 pytestmark = pytest.mark.emulator
 

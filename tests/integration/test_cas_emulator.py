@@ -1,12 +1,13 @@
-"""The compare-and-set primitive (`app.cas`) on the emulator: one outcome value per write."""
+"""The compare-and-set primitive (`firestore_outbox.firestore.cas`) on the emulator: one outcome
+value per write."""
 
 from __future__ import annotations
 
 from google.api_core.retry import Retry
 from google.cloud import firestore
 
-from app import cas
-from app.cas import Change, WriteOutcome
+from firestore_outbox.firestore import cas
+from firestore_outbox.firestore.cas import Change, WriteOutcome
 
 
 def test_one_batch_reports_applied_lost_and_refused_writes_each_as_a_value(

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from app.emulator import free_port
-from app.receiver import Answer, Receiver
-from app.relay.fc import FcPublisher, FcTarget
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
+from firestore_outbox.publishers.http.publisher import HttpPublisher
+from firestore_outbox.testing.emulator import free_port
 from tests.tls_certificates import self_signed_localhost
 from tests.wire_servers import Connection, RawServer
 

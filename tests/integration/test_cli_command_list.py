@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.cli import COMMANDS
+from firestore_outbox.cli import COMMANDS
 from tests.operator_commands import (
     Run,
     run_outbox,  # noqa: F401  (the `run` fixture)

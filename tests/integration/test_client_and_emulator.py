@@ -8,9 +8,9 @@ import socket
 import pytest
 import requests
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator
-from app.firestore_client import get_db_client
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.conftest import PROJECT
 
 

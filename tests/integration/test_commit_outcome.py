@@ -10,11 +10,11 @@ import grpc
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.errors import CommitFailed, CommitOutcomeUnknown
-from app.metering import meter
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import CommitFailed, CommitOutcomeUnknown
+from firestore_outbox.testing.metering import meter
 from tests.faults import faulty_client
 
 ITEMS = [{"productId": "p1", "quantity": 1}]
@@ -112,7 +112,7 @@ def test_a_batch_without_creates_has_no_marker_so_a_lost_answer_is_unknown(
 
 
 def test_a_normal_commit_costs_one_commit_and_no_read(settings: Settings) -> None:
-    from app.firestore_client import get_db_client
+    from firestore_outbox.firestore.client import get_db_client
 
     client = get_db_client(settings)
     counts = meter(client)

@@ -8,11 +8,11 @@ import pytest
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from app.commits import Landing, after_failed_commit
-from app.config import Settings
-from app.errors import CommitFailed
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import CommitFailed
+from firestore_outbox.producer.commits import Landing, after_failed_commit
 
 pytestmark = pytest.mark.emulator
 

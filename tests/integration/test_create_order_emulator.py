@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
 from app.domain import InvalidOrder
-from app.errors import IdempotencyConflict
-from app.firestore_client import get_db_client
 from app.repository import OrderRepository
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import IdempotencyConflict
+from firestore_outbox.firestore.client import get_db_client
 
 ITEMS = [{"productId": "p1", "quantity": 2}, {"productId": "p2", "quantity": 1}]
 

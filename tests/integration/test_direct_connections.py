@@ -1,4 +1,5 @@
-"""`app.relay.connections.DirectPool` against raw local servers: when a kept-alive connection
+"""`firestore_outbox.publishers.http.connections.DirectPool` against raw local servers: when a
+kept-alive connection
 is reused and when it must not be (the downstream closed it, asked to close it, answered
 without a length, answered a chunked body), and how many stay idle."""
 
@@ -8,10 +9,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from app.relay.connections import DirectPool
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome
-from app.relay.wire import attempt_deadline
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.http.connections import DirectPool
+from firestore_outbox.publishers.http.publisher import HttpPublisher
+from firestore_outbox.publishers.http.wire import attempt_deadline
 from tests.wire_servers import Connection, RawServer, Request, answer, serve_forever
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b"{}", 1)

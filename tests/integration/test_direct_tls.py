@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from urllib3.exceptions import SSLError
 
-from app.relay.connections import DirectPool
-from app.relay.wire import attempt_deadline
+from firestore_outbox.publishers.http.connections import DirectPool
+from firestore_outbox.publishers.http.wire import attempt_deadline
 from tests.tls_certificates import self_signed_localhost
 from tests.wire_servers import answer, read_request
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.http.publisher import HttpPublisher
 from tests.wire_servers import Connection, RawServer, Request, answer, serve_forever
 
 HANGS_FOR = 10.0  # how long a hanging lookup blocks: far past any deadline below

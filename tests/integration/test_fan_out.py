@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Answer, Received, Receiver
-from app.relay.fan_out import FAN_OUT_TYPE
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.relay.fan_out import FAN_OUT_TYPE
 from function_compute.relay_handler import handler
 from tests.fc3_server import Fc3Endpoint
 from tests.fc_invocation import TIMER_EVENT, clean_environment, fc_context, use

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
-from app.relay import Relay
-from app.relay.fc3 import Fc3Publisher, Fc3Target
-from app.relay.publishers import Delivery, Outcome
-from app.signed_events import verify_event
-from app.signing import Signer
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.events import verify_event
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.fc.fc3 import Fc3Publisher, Fc3Target
+from firestore_outbox.relay import Relay
+from firestore_outbox.signing import Signer
 from function_compute.relay_handler import handler
 from tests.fc3_server import Fc3Endpoint, error
 from tests.helpers import FAST, add_orders, as_function_environment, outbox, run_until

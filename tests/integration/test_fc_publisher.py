@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from app.receiver import Answer, Received, Receiver
-from app.relay.config import RelayConfig
-from app.relay.factory import publisher_for
-from app.relay.fc import FcPublisher, FcTarget
-from app.relay.publishers import Delivery, Outcome
-from app.signed_events import verify_event
-from app.signing import SIGNATURE_ATTRIBUTE, InvalidSignature, Signer
+from firestore_outbox.consumer.events import verify_event
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
+from firestore_outbox.publishers.registry import publisher_for
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.signing import SIGNATURE_ATTRIBUTE, InvalidSignature, Signer
 
 SECRET, TOKEN = "fc-s3cret-key", "sts-t0ken"
 DELIVERY = Delivery("e-7", "OrderCreated", "/shop", "o-7", "2026-11-21T08:00:00Z", b'{"n":1}', 1)

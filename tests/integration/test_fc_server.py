@@ -3,9 +3,9 @@ publisher against: it takes what `FcPublisher` signs, and refuses what it must."
 
 from __future__ import annotations
 
-from app.receiver import Receiver
-from app.relay.fc import FcPublisher, FcTarget
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
 from tests.fc_server import FcEndpoint
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-22T08:00:00Z", b'{"n":1}', 1)

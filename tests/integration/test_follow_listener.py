@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
-from app.relay.follow import Follower
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.relay.follow.follower import Follower
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 
 
@@ -26,7 +26,7 @@ def following(
 ) -> Iterator[tuple[list[Any], dict[str, Any]]]:
     """A follower on a thread; yields the Watch objects it subscribed and, once the block
     is left, its summary. The listener's health watch belongs to follow mode with per-event
-    leases (`app.relay.follow_partitions` only wakes on its listener and polls)."""
+    leases (`firestore_outbox.relay.follow.partitioned` only wakes on its listener and polls)."""
     relay = make_relay(db, settings, url, **{"leases": "event", **overrides})
     watches: list[Any] = []
     subscribe = relay.store.watch_pending

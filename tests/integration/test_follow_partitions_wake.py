@@ -7,9 +7,9 @@ import time
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
-from app.relay.partitions import HELD
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.relay.partitioned.partitions import HELD
 from tests.integration.test_follow_listener import following, listening
 from tests.ordering import add_steps
 

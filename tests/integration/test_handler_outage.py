@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator
-from app.firestore_client import get_db_client
-from app.receiver import Answer, Received, Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from function_compute.relay_handler import handler
 from tests.fc_invocation import (
     TIMER_EVENT,

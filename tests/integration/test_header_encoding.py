@@ -9,10 +9,10 @@ from urllib.parse import unquote
 from cloudevents.core.bindings.http import HTTPMessage, from_http_event
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome, header_value
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome, header_value
+from firestore_outbox.publishers.http.publisher import HttpPublisher
 from tests.helpers import add_raw_event, make_relay, outbox
 
 EVENT_ID = 'évt-€ "1"%\t2'

@@ -1,4 +1,5 @@
-"""A delivery's head and body leave in one send (`app.relay.wire`): counted by the
+"""A delivery's head and body leave in one send (`firestore_outbox.publishers.http.wire`): counted
+by the
 `http.client.send` audit event, which http.client raises for every send, against a real local
 downstream, which must still receive every byte and header as before."""
 
@@ -12,9 +13,9 @@ from typing import Any
 import pytest
 import urllib3
 
-from app.receiver import Receiver
-from app.relay.http import HttpPublisher, HttpTransport
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.http.publisher import HttpPublisher, HttpTransport
 
 BODY = b'{"orderId": "o-1", "items": [' + b'{"productId": "p", "quantity": 1},' * 200 + b"{}]}"
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", BODY, 1)

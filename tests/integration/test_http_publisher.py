@@ -6,14 +6,14 @@ import time
 
 import pytest
 
-from app.emulator import free_port
-from app.receiver import Answer, Received, Receiver
-from app.relay.config import RelayConfig
-from app.relay.factory import publisher_for
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome
-from app.signed_events import verify_request
-from app.signing import InvalidSignature
+from firestore_outbox.consumer.events import verify_request
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.http.publisher import HttpPublisher
+from firestore_outbox.publishers.registry import publisher_for
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.signing import InvalidSignature
+from firestore_outbox.testing.emulator import free_port
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b'{"a":1}', 1)
 

@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from app.relay.fc import FcPublisher, FcTarget
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
+from firestore_outbox.publishers.http.publisher import HttpPublisher
 from tests.wire_servers import Connection, RawServer, Request, answer, serve_forever, trickle
 
 
@@ -143,9 +143,9 @@ def test_without_a_deadline_the_transports_own_bound_ends_the_attempt() -> None:
 
 _MEASURE = """
 import json, resource, sys, time
-from app.relay.fc import FcPublisher, FcTarget
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery
+from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
+from firestore_outbox.publishers.http.publisher import HttpPublisher
+from firestore_outbox.publishers.base import Delivery
 http = HttpPublisher(sys.argv[1], connect_timeout=1.0, read_timeout=5.0)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 event = Delivery("e-1", "T", "/s", "o", "2026-11-21T08:00:00Z", b"{}", 1, time.monotonic() + 20)

@@ -14,8 +14,8 @@ import requests
 import uvicorn
 from google.cloud import firestore
 
-from app.idempotency import IdempotencyConfig, KeyRegistry
-from app.idempotency.asgi import IdempotencyASGIMiddleware
+from firestore_outbox.idempotency import IdempotencyConfig, KeyRegistry
+from firestore_outbox.idempotency.asgi import IdempotencyASGIMiddleware
 
 pytestmark = pytest.mark.emulator
 

@@ -12,8 +12,8 @@ import pytest
 from google.cloud import firestore
 
 from app.api import make_api
-from app.config import Settings
-from app.idempotency import IdempotencyConfig, IdempotencyMiddleware, KeyRegistry
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.idempotency import IdempotencyConfig, IdempotencyMiddleware, KeyRegistry
 from tests.faults import faulty_client
 
 pytestmark = pytest.mark.emulator

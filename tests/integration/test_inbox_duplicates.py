@@ -9,8 +9,8 @@ from collections import Counter
 
 from google.cloud import firestore
 
-from app.inbox import Inbox, InboxStatus, Result, Verdict
-from app.inbox.failures import contended
+from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Result, Verdict
+from firestore_outbox.consumer.inbox.failures import contended
 from tests.inbox_effects import SOURCE, count, counter_effect, in_parallel
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.inbox import Inbox, Verdict
+from firestore_outbox.consumer.inbox import Inbox, Verdict
 from tests.inbox_effects import SOURCE, count, counter_effect
 
 

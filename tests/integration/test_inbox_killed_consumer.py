@@ -19,11 +19,11 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator
-from app.firestore_client import get_db_client
 from app.order_counter import OrderCounter, ReceiverConfig
-from app.receiver import Received
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Received
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.inbox_effects import count, in_parallel
 
 HEADERS = {
@@ -41,10 +41,10 @@ CONFIG = ReceiverConfig(verify_signatures=False)
 # anything commits) until it is killed there.
 KILLED_RECEIVER = f"""
 import sys, time
-from app.config import Settings
-from app.firestore_client import get_db_client
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
 from app.order_counter import OrderCounter, ReceiverConfig
-from app.receiver import Received
+from firestore_outbox.consumer.receiver import Received
 
 count = OrderCounter._count
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.inbox import Inbox, LeaseLost, Verdict
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.inbox import Inbox, LeaseLost, Verdict
 from tests.inbox_effects import SOURCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CRASHING_CONSUMER = """
 import os, sys, time
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.inbox import Inbox
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.consumer.inbox import Inbox
 
 settings = Settings(project_id=sys.argv[1], emulator_host=sys.argv[2])
 inbox = Inbox(get_db_client(settings), "mailer", lease_seconds=float(sys.argv[3]))
@@ -93,6 +93,6 @@ def test_leases_are_timed_by_firestore_not_by_a_skewed_consumer_clock(
     inbox = Inbox(db, "mailer", lease_seconds=30)
     inbox.record(SOURCE, "e-1").create(inbox._records.leased(SOURCE, "e-1", 1, new=True))
     ahead = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)
-    monkeypatch.setattr("app.inbox.records._utcnow", lambda: ahead)
+    monkeypatch.setattr("firestore_outbox.consumer.inbox.records._utcnow", lambda: ahead)
     result = inbox.process(SOURCE, "e-1", lambda: "sent")
     assert result.verdict is Verdict.IN_PROGRESS  # an hour-fast clock does not expire it

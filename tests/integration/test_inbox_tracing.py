@@ -9,7 +9,7 @@ from cloudevents.core.v1.event import CloudEvent
 from google.cloud import firestore
 from opentelemetry.trace import SpanKind
 
-from app.inbox import Inbox, Verdict
+from firestore_outbox.consumer.inbox import Inbox, Verdict
 from tests.otel import finished_spans, span_exporter
 
 SOURCE = "//firestore.googleapis.com/projects/p/databases/(default)/documents/outbox"

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 from google.cloud.firestore import FieldFilter
 
-from app.config import Settings
-from app.firestore_client import get_db_client
 from bench.latency_proxy import DelayProxy
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
 from tests.conftest import PROJECT
 
 DELAY = 0.05  # each way

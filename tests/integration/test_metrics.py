@@ -11,11 +11,11 @@ from typing import Any
 from google.cloud import firestore
 
 from app.api.app import make_api
-from app.config import Settings
-from app.idempotency.config import IdempotencyConfig
-from app.metrics import BacklogGauges
-from app.ops.status import backlog_reader
-from app.receiver import Answer, Received, Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.idempotency.config import IdempotencyConfig
+from firestore_outbox.observability.metrics import BacklogGauges
+from firestore_outbox.ops.status import backlog_reader
 from tests.helpers import add_orders, make_relay, outbox, run_until
 from tests.otel import metric_points, metric_reader
 

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.relay.mns import MnsPublisher, MnsTarget
-from app.relay.publishers import Delivery, Outcome
-from app.signed_events import verify_event
-from app.signing import Signer
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.events import verify_event
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.mns.publisher import MnsPublisher, MnsTarget
+from firestore_outbox.signing import Signer
 from tests.helpers import add_orders, make_relay, outbox, publish_together, run_until
 from tests.mns_server import KEY_ID, SECRET, TOKEN, MnsServer
 

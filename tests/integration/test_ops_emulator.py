@@ -1,11 +1,11 @@
-"""`app.ops` on the emulator: the conditional writes under the operations commands."""
+"""`firestore_outbox.ops` on the emulator: the conditional writes under the operations commands."""
 
 from __future__ import annotations
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.ops import plan_requeue, read_status, requeue
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.ops import plan_requeue, read_status, requeue
 from tests.helpers import add_raw_event, outbox, utcnow
 
 

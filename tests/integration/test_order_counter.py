@@ -9,13 +9,13 @@ import pytest
 import requests
 from google.cloud import firestore
 
-from app.config import Settings
-from app.inbox import InboxStatus
 from app.order_counter import OrderCounter, ReceiverConfig
-from app.receiver import Received, Receiver
 from app.services import create_new_order
-from app.signing import Signer
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.inbox import InboxStatus
+from firestore_outbox.consumer.receiver import Received, Receiver
+from firestore_outbox.signing import Signer
 from tests.helpers import make_relay, outbox, run_until
 
 SECRET = "whsec-0123456789abcdef"
@@ -170,8 +170,8 @@ def test_other_event_types_and_non_cloudevents(db: firestore.Client, counter: Re
 
 
 def test_configuration_requires_a_secret_unless_told_not_to_verify() -> None:
-    from app.errors import ConfigError
     from app.order_counter import load_receiver_config
+    from firestore_outbox.errors import ConfigError
 
     with pytest.raises(ConfigError, match="RECEIVER_SIGNING_SECRET is not set"):
         load_receiver_config({})
@@ -200,8 +200,8 @@ def test_configuration_requires_a_secret_unless_told_not_to_verify() -> None:
 def test_firestore_unavailable_at_the_consumer_is_retried_and_applied_once(
     db: firestore.Client, settings: Settings
 ) -> None:
-    from app.emulator import FirestoreEmulator
-    from app.firestore_client import get_db_client
+    from firestore_outbox.firestore.client import get_db_client
+    from firestore_outbox.testing.emulator import FirestoreEmulator
 
     add_orders(db, settings, ["c-1", "c-2"])
     with FirestoreEmulator() as emulator:  # the consumer's own database

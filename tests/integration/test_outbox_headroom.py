@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.errors import DocumentTooLarge
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import DocumentTooLarge
 
 EVENT_ID = "big-event"
 

@@ -8,8 +8,8 @@ import random
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.relay.partition_leases import PartitionLeases
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from tests.helpers import make_relay
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.ops.requeue import plan_requeue, requeue
-from app.receiver import Answer, Received, Receiver
-from app.relay.publishers import MAX_ERROR_LENGTH
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.ops.requeue import plan_requeue, requeue
+from firestore_outbox.publishers.base import MAX_ERROR_LENGTH
 from tests.helpers import make_relay, outbox, run_until
 from tests.integration.test_outbox_headroom import EVENT_ID, largest_accepted, queue
 

@@ -7,9 +7,9 @@ import random
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.metering import meter
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.metering import meter
 from tests.helpers import make_relay
 
 

@@ -10,11 +10,11 @@ from collections import Counter
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.metering import meter
-from app.receiver import Receiver
-from app.relay.partitions import partition_of
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.relay.partitioned.partitions import partition_of
+from firestore_outbox.testing.metering import meter
 from tests.helpers import add_orders, make_relay, outbox
 
 

@@ -12,15 +12,15 @@ from collections import defaultdict
 import pytest
 from google.cloud import firestore
 
-from app.cas import Change
-from app.config import Settings
-from app.receiver import Receiver
-from app.relay import Relay
-from app.relay.events import OutboxEvent
-from app.relay.partition_leases import PartitionLeases
-from app.relay.partitions import partition_of
-from app.relay.publishers import Delivery, Outcome, PublishResult
-from app.relay.settler import Lease, Settler
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.cas import Change
+from firestore_outbox.publishers.base import Delivery, Outcome, PublishResult
+from firestore_outbox.relay import Relay
+from firestore_outbox.relay.events import OutboxEvent
+from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.partitions import partition_of
+from firestore_outbox.relay.settling.settler import Lease, Settler
 from tests.helpers import add_orders, fast_config, make_relay, outbox
 
 

@@ -10,8 +10,8 @@ import logging
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Answer, Received, Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 from tests.integration.test_relay_refusals import add_event_near_the_limit
 
@@ -30,7 +30,7 @@ def test_a_heal_firestore_refuses_parks_only_its_event_counted_and_logged(
     relay = make_relay(db, settings, receiver.url)
     assert relay.config.leases == "partition"
 
-    with caplog.at_level(logging.ERROR, logger="app.relay"):
+    with caplog.at_level(logging.ERROR, logger="firestore_outbox.relay"):
         summary = relay.run()
     again = relay.run()
 

@@ -8,12 +8,12 @@ import warnings
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.errors import InvalidInput
-from app.receiver import Receiver
 from app.repository import OutboxRepository
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.errors import InvalidInput
 from tests.helpers import make_relay, outbox
 
 SHIPPED = {

@@ -8,10 +8,10 @@ import threading
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.metrics import AttemptMetrics
-from app.relay import Relay
-from app.relay.publishers import Delivery, Publisher, PublishResult
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.observability.metrics import AttemptMetrics
+from firestore_outbox.publishers.base import Delivery, Publisher, PublishResult
+from firestore_outbox.relay import Relay
 from tests.helpers import add_orders, fast_config, outbox
 
 

@@ -10,9 +10,9 @@ import datetime as dt
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
-from app.relay.config import load_relay_config
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.relay.config import load_relay_config
 from tests.helpers import add_orders, make_relay, outbox, run_until
 
 RATE = 20  # operations per second: the tiny schedule (Firestore's rule starts at 500)

@@ -10,8 +10,8 @@ from contextlib import closing
 
 import pytest
 
-from app.receiver import Receiver
-from app.request_limits import DEFAULT_MAX_BODY_BYTES
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.idempotency.limits import DEFAULT_MAX_BODY_BYTES
 
 HEADERS = "POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 

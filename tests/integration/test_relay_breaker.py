@@ -9,11 +9,11 @@ import time
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Answer, Receiver
-from app.relay import Relay
-from app.relay.config import SETTLE_ALLOWANCE_SECONDS
-from app.relay.publishers import Delivery, PublishResult
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.publishers.base import Delivery, PublishResult
+from firestore_outbox.relay import Relay
+from firestore_outbox.relay.config import SETTLE_ALLOWANCE_SECONDS
 from tests.helpers import add_orders, fast_config, outbox
 
 
@@ -24,7 +24,7 @@ def test_a_downstream_answering_401_stops_the_run_and_spends_no_attempt(
     with Receiver(lambda _: Answer(401, body=b"bad signature")) as downstream:
         config = fast_config(downstream.url, concurrency=1)  # RELAY_BREAKER_THRESHOLD: 3
         relay = Relay(db, settings, config)  # the real HTTP publisher: 401 is CHANNEL
-        with caplog.at_level(logging.ERROR, logger="app.relay"):
+        with caplog.at_level(logging.ERROR, logger="firestore_outbox.relay"):
             summary = relay.run()
         sent = len(downstream.received)
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app import cli
-from app.config import Settings
-from app.relay import Relay
+from firestore_outbox import cli
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.relay import Relay
 from tests.helpers import add_orders, make_relay, outbox, relay_environment
 from tests.wire_servers import RawServer, answer, serve_forever
 
@@ -40,7 +40,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[Relay]:
             super().__init__(*args, **kwargs)
             relays.append(self)
 
-    monkeypatch.setattr("app.cli.relay.Relay", Kept)
+    monkeypatch.setattr("firestore_outbox.cli.relay.Relay", Kept)
     return relays
 
 

@@ -1,14 +1,15 @@
-"""What the relay costs in Firestore operations, counted on the wire (`app.metering`)."""
+"""What the relay costs in Firestore operations, counted on the wire
+(`firestore_outbox.testing.metering`)."""
 
 from __future__ import annotations
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.metering import meter
-from app.receiver import Receiver
-from app.relay import Relay
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.relay import Relay
+from firestore_outbox.testing.metering import meter
 from tests.helpers import add_orders, make_relay, outbox
 
 # A lease far longer than any run here. The tests' usual 3 s lease is renewed once 40% of it

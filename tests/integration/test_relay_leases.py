@@ -9,9 +9,9 @@ import logging
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Receiver
-from app.relay.leases import Change, LeaseStore
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.relay.store import Change, LeaseStore
 from tests.helpers import (
     add_raw_event,
     lease_taken_back_while_delivering,

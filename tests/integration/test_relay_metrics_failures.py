@@ -8,9 +8,9 @@ from typing import Any
 
 from google.cloud import firestore
 
-from app.config import Settings
-from app.receiver import Answer, Receiver
-from app.relay import Relay
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.relay import Relay
 from tests.helpers import (
     add_orders,
     add_raw_event,

@@ -12,10 +12,10 @@ import pytest
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator
-from app.firestore_client import get_db_client
-from app.receiver import Answer, Received, Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.faults import faulty_client
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 
@@ -138,8 +138,7 @@ def test_a_settle_that_landed_but_whose_answer_was_lost_counts_as_processed(
     def lose_the_settles_answer(request: Received) -> Answer:
         # Every event is leased by now: the next BatchWrite is a settle. It lands, then the
         # client's retry layer (UNAVAILABLE) or the settler (CANCELLED) sends it again, which
-        # finds it written.
-        # Armed once: later answers may come before that settle is sent.
+        # finds it written. Armed once: later answers may come before that settle is sent.
         if armed.acquire(blocking=False):
             faults.fail("BatchWrite", code, after_call=True)
         return Answer(200)

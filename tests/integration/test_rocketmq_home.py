@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import json, logging, os, sys
-from app.logs import configure_logging
-from app.relay.factory import publisher_for
-from app.relay.config import RelayConfig
-from app.relay.publishers import Delivery
+from firestore_outbox.observability.logs import configure_logging
+from firestore_outbox.publishers.registry import publisher_for
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.publishers.base import Delivery
 
 configure_logging([], "INFO")
 home = os.environ["HOME"]

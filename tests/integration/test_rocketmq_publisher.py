@@ -12,12 +12,12 @@ import pytest
 from google.cloud import firestore
 from rocketmq.grpc_protocol import definition_pb2 as d
 
-from app.config import Settings
-from app.relay import Relay
-from app.relay.factory import publisher_for
-from app.relay.publishers import Delivery, Outcome
-from app.relay.rocketmq import RocketMqPublisher, RocketMqTarget
-from app.signing import Signer
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.registry import publisher_for
+from firestore_outbox.publishers.rocketmq.publisher import RocketMqPublisher, RocketMqTarget
+from firestore_outbox.relay import Relay
+from firestore_outbox.signing import Signer
 from tests.helpers import add_orders, fast_config, outbox, run_until
 from tests.rocketmq_server import ACCESS_KEY, SECRET_KEY, RocketMqServer
 

@@ -14,10 +14,10 @@ import pytest
 import requests
 from google.cloud import firestore
 
-from app.config import Settings
-from app.emulator import FirestoreEmulator
-from app.firestore_client import get_db_client
-from app.ops import plan_requeue, requeue
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.ops import plan_requeue, requeue
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.conftest import PROJECT
 from tests.helpers import add_raw_event, outbox
 

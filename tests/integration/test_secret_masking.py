@@ -14,11 +14,11 @@ import pytest
 import urllib3
 from google.cloud import firestore
 
-from app.config import Settings
-from app.logs import configure_logging, configured_secrets
-from app.receiver import Answer, Received, Receiver
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.observability.logs import configure_logging, configured_secrets
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.http.publisher import HttpPublisher
 from tests.helpers import add_orders, make_relay, outbox
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b"{}", 1)

@@ -14,9 +14,9 @@ import pytest
 import requests
 from google.cloud import firestore
 
-from app.config import Settings
 from app.order_counter import OrderCounter, ReceiverConfig
-from app.receiver import Received, Receiver
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Received, Receiver
 from tests.helpers import add_raw_event, make_relay
 
 SECRET = "whsec-0123456789abcdef"

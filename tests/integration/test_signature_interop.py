@@ -10,12 +10,12 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from app.receiver import Received, Receiver
-from app.relay.fc import FcPublisher, FcTarget
-from app.relay.http import HttpPublisher
-from app.relay.publishers import Delivery, Outcome
-from app.signed_events import verify_event, verify_request
-from app.signing import InvalidSignature, Signer
+from firestore_outbox.consumer.events import verify_event, verify_request
+from firestore_outbox.consumer.receiver import Received, Receiver
+from firestore_outbox.publishers.base import Delivery, Outcome
+from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
+from firestore_outbox.publishers.http.publisher import HttpPublisher
+from firestore_outbox.signing import InvalidSignature, Signer
 
 PLAIN = "a-plain-secret-of-v1-days"  # today's form: its UTF-8 bytes are the key
 STANDARD = "whsec_" + base64.b64encode(bytes(range(32))).decode()

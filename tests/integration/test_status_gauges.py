@@ -10,11 +10,11 @@ from typing import Any
 import grpc
 from google.cloud import firestore
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.metering import intercept
-from app.metrics import BacklogGauges
-from app.ops.status import backlog_reader, count_by_status
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.observability.metrics import BacklogGauges
+from firestore_outbox.ops.status import backlog_reader, count_by_status
+from firestore_outbox.testing.metering import intercept
 from tests.helpers import add_raw_event
 from tests.operator_commands import Run, prepared_outbox, run_outbox  # noqa: F401  (fixtures)
 

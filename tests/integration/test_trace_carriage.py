@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.relay.publishers import Delivery, Outcome
+from firestore_outbox.publishers.base import Delivery, Outcome
 from tests.eventbridge_server import EventBridgeServer
 from tests.integration import test_eventbridge_publisher as eventbridge
 from tests.integration import test_mns_publisher as mns

@@ -7,10 +7,10 @@ import datetime as dt
 import pytest
 from google.cloud import firestore
 
-from app.config import Settings
-from app.errors import BatchTooLarge, DocumentAlreadyExists, DocumentTooLarge
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import BatchTooLarge, DocumentAlreadyExists, DocumentTooLarge
 
 ITEMS = [{"productId": "p1", "quantity": 1}]
 

@@ -8,7 +8,7 @@ from fake_firestore import MockFirestore
 from fake_firestore.transaction import FakeWriteBatch
 from google.api_core.exceptions import AlreadyExists, GoogleAPICallError
 
-from app.commits import COMMIT_TOKEN_FIELD
+from firestore_outbox.producer.commits import COMMIT_TOKEN_FIELD
 
 
 class StrictBatch(FakeWriteBatch):
@@ -56,7 +56,8 @@ class FakeDb(MockFirestore):  # type: ignore[misc]
         return StrictBatch(self)
 
     def documents(self, collection: str) -> dict[str, dict[str, Any]]:
-        """The documents' fields, less the unit of work's commit token (see app/commits.py)."""
+        """The documents' fields, less the unit of work's commit token (see
+        firestore_outbox/producer/commits.py)."""
         return {
             doc.id: {k: v for k, v in doc.to_dict().items() if k != COMMIT_TOKEN_FIELD}
             for doc in self.collection(collection).stream()

@@ -1,4 +1,5 @@
-"""`app.relay.acs3` reproduces the example Alibaba Cloud publishes for its V3 signature, and
+"""`firestore_outbox.publishers.fc.acs3` reproduces the example Alibaba Cloud publishes for its V3
+signature, and
 so does the test server's own verifier (`tests/fc3_server.py`): the two agree with the
 documentation, not merely with each other."""
 
@@ -6,8 +7,8 @@ from __future__ import annotations
 
 import datetime
 
-from app.receiver import Received
-from app.relay.acs3 import Credentials, percent_encode, sign
+from firestore_outbox.consumer.receiver import Received
+from firestore_outbox.publishers.fc.acs3 import Credentials, percent_encode, sign
 from tests.fc3_server import _signature
 
 # The example of the "V3 request structure and signature" / "ROA style request body and

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import ConfigError
-from app.logs import configured_secrets
-from app.relay.config import load_relay_config
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.observability.logs import configured_secrets
+from firestore_outbox.relay.config import load_relay_config
 
 AMQP = {
     "RELAY_PUBLISHER": "amqp",

@@ -25,7 +25,7 @@ def test_the_api_function_names_real_entry_points_and_an_http_trigger() -> None:
 
 
 def test_the_api_function_gets_every_front_door_variable() -> None:
-    config = (ROOT / "app" / "idempotency" / "config.py").read_text()
+    config = (ROOT / "firestore_outbox" / "idempotency" / "config.py").read_text()
     variables = set(re.findall(r'get\("(IDEMPOTENCY_[A-Z_]+)"\)', config))
     assert len(variables) == 7
     api = api_resource()

@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from app.relay.breaker import Breaker
-from app.relay.publishers import Outcome, PublishResult
+from firestore_outbox.publishers.base import Outcome, PublishResult
+from firestore_outbox.relay.breaker import Breaker
 
 CHANNEL = PublishResult(Outcome.CHANNEL, "HTTP 401 unauthorized")
 
@@ -21,7 +21,7 @@ def test_the_breaker_opens_after_the_threshold_in_a_row_and_any_other_result_res
         breaker.record(result)  # None (never sent) says nothing about the channel
     assert not breaker.open  # the 503 broke the run of CHANNEL results
 
-    with caplog.at_level(logging.ERROR, logger="app.relay"):
+    with caplog.at_level(logging.ERROR, logger="firestore_outbox.relay"):
         for _ in range(4):
             breaker.record(CHANNEL)
     assert breaker.open and breaker.error_class == "HTTP 401"

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from app.cli.output import duration, human, print_table
-from app.cli.progress import ProgressBar
+from firestore_outbox.cli.output import duration, human, print_table
+from firestore_outbox.cli.progress import ProgressBar
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from app.relay.coalescer import Coalescer
-from app.relay.publishers import Delivery, Outcome, PublishResult
+from firestore_outbox.publishers.base import Delivery, Outcome, PublishResult
+from firestore_outbox.publishers.coalescer import Coalescer
 from tests.helpers import publish_together
 
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings, default_settings, load_settings
-from app.errors import ConfigError
+from firestore_outbox.config.settings import Settings, default_settings, load_settings
+from firestore_outbox.errors import ConfigError
 
 
 def test_defaults_follow_the_contract() -> None:

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from app.config import load_settings
-from app.config_numbers import parse_seconds, parse_whole
-from app.errors import ConfigError
-from app.idempotency.config import load_idempotency_config
-from app.relay.config import RelayConfig, load_relay_config, read_seconds
-from app.relay.partitions import configured_partitions
+from firestore_outbox.config.numbers import parse_seconds, parse_whole
+from firestore_outbox.config.settings import load_settings
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.idempotency.config import load_idempotency_config
+from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
+from firestore_outbox.relay.partitioned.partitions import configured_partitions
 
 Loader = Callable[[Mapping[str, str]], Any]
 RELAY = {"DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/events"}

@@ -1,13 +1,14 @@
-"""`app.deadline`: every call of a client gets the deadline, and the one line says it."""
+"""`firestore_outbox.firestore.deadline`: every call of a client gets the deadline, and the one line
+says it."""
 
 from __future__ import annotations
 
 from google.api_core import exceptions as google_exceptions
 from google.api_core import gapic_v1
 
-from app.config import Settings
-from app.deadline import unanswered, with_deadline
-from app.firestore_client import get_db_client
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.deadline import unanswered, with_deadline
 
 
 def test_every_method_of_the_client_defaults_to_the_deadline() -> None:

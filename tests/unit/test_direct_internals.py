@@ -1,4 +1,5 @@
-"""Pins what `app.relay.connections` and `_DeadlineConnection.post` rely on in urllib3 and
+"""Pins what `firestore_outbox.publishers.http.connections` and `_DeadlineConnection.post` rely on
+in urllib3 and
 http.client: an upgrade that moves them fails here, not in production."""
 
 from __future__ import annotations

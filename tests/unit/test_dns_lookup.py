@@ -1,4 +1,5 @@
-"""`app.relay.dns.resolve` shares one lookup per name between callers and forgets it once it is
+"""`firestore_outbox.publishers.http.dns.resolve` shares one lookup per name between callers and
+forgets it once it is
 answered. When the answer was already there by the time the lookup was registered, the
 forgetting ran at once on the caller's thread while the caller still held the registry's lock:
 the caller deadlocked (seen in the AMQP publisher's tests, one run in several)."""
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.relay import dns
+from firestore_outbox.publishers.http import dns
 
 
 class AnsweredAtOnce:

@@ -17,7 +17,14 @@ def readme_commands() -> list[str]:
 
 def variables_read_by_the_code() -> set[str]:
     names = set()
-    for path in [*(ROOT / "app").rglob("*.py"), *(ROOT / "function_compute").rglob("*.py")]:
+    for package in ("firestore_outbox", "app", "function_compute"):
+        names |= variables_read_by(ROOT / package)
+    return names
+
+
+def variables_read_by(folder: Path) -> set[str]:
+    names = set()
+    for path in folder.rglob("*.py"):
         text = path.read_text()
         names |= set(re.findall(r'get\("([A-Z][A-Z0-9_]+)"\)', text))
         names |= set(re.findall(r'_ENV = "([A-Z][A-Z0-9_]+)"', text))

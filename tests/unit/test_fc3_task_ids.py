@@ -1,4 +1,5 @@
-"""The `fc3` publisher's task ids (`app.relay.fc3.task_id`): Function Compute's rule for
+"""The `fc3` publisher's task ids (`firestore_outbox.publishers.fc.fc3.task_id`): Function Compute's
+rule for
 them, and one stable, distinct id per event, so that a second invocation of an event is
 refused (its publisher against a local FC 3.0 server: tests/integration/test_fc3_publisher.py)."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.relay.fc3 import task_id
+from firestore_outbox.publishers.fc.fc3 import task_id
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import re
 import pytest
 from google.cloud.firestore import SERVER_TIMESTAMP
 
-from app.firestore_limits import (
+from firestore_outbox.firestore.limits import (
     check_collection_id,
     document_size,
     json_value_problem,

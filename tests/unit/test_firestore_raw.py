@@ -1,4 +1,5 @@
-"""The private client internals `app.firestore_raw` uses, pinned: a client upgrade that moves
+"""The private client internals `firestore_outbox.firestore.raw` uses, pinned: a client upgrade that
+moves
 one fails here, by name, instead of failing the relay at run time."""
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from google.cloud.firestore import SERVER_TIMESTAMP
 from google.cloud.firestore_v1 import _helpers
 from google.cloud.firestore_v1.types import write
 
-from app import firestore_raw
-from app.config import Settings
-from app.firestore_client import get_db_client
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore import raw as firestore_raw
+from firestore_outbox.firestore.client import get_db_client
 
 T0 = dt.datetime(2026, 11, 21, 8, 0, tzinfo=dt.timezone.utc)
 
@@ -21,8 +22,8 @@ T0 = dt.datetime(2026, 11, 21, 8, 0, tzinfo=dt.timezone.utc)
 def test_every_private_name_the_raw_module_uses_still_exists(owner: object, name: str) -> None:
     where = getattr(owner, "__qualname__", getattr(owner, "__name__", repr(owner)))
     assert hasattr(owner, name), (
-        f"google-cloud-firestore moved {where}.{name}, which app/firestore_raw.py uses for "
-        "speed: port that module to the new client (or fall back to the public API)"
+        f"google-cloud-firestore moved {where}.{name}, which firestore_outbox/firestore/raw.py "
+        "uses for speed: port that module to the new client (or fall back to the public API)"
     )
 
 
@@ -30,7 +31,7 @@ def test_a_query_still_knows_its_collection_as_parent() -> None:
     db = get_db_client(Settings(emulator_host="127.0.0.1:9"))
     query = db.collection("outbox").limit(1)
     assert query._parent is not None and query._parent.id == "outbox", (
-        "Query._parent moved: app/firestore_raw.run_query reads it"
+        "Query._parent moved: firestore_outbox/firestore/raw.run_query reads it"
     )
 
 

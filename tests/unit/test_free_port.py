@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app import emulator
-from app.emulator import ephemeral_ports, free_port
+from firestore_outbox.testing import emulator
+from firestore_outbox.testing.emulator import ephemeral_ports, free_port
 
 
 def test_the_ports_are_outside_the_kernels_ephemeral_range() -> None:

@@ -8,11 +8,17 @@ import json
 
 import pytest
 
-from app.errors import ConfigError
-from app.idempotency.answers import Answer, replayed, stored_fields
-from app.idempotency.config import IdempotencyConfig, load_idempotency_config
-from app.idempotency.crypto import AnswerUnreadable, EncryptionKeys
-from app.idempotency.keys import InvalidKey, InvalidTenant, parse_key, parse_tenant, record_id
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.idempotency.answers import Answer, replayed, stored_fields
+from firestore_outbox.idempotency.config import IdempotencyConfig, load_idempotency_config
+from firestore_outbox.idempotency.crypto import AnswerUnreadable, EncryptionKeys
+from firestore_outbox.idempotency.keys import (
+    InvalidKey,
+    InvalidTenant,
+    parse_key,
+    parse_tenant,
+    record_id,
+)
 
 KEY_A = base64.b64encode(b"a" * 32).decode()
 KEY_B = base64.b64encode(b"b" * 32).decode()
@@ -134,7 +140,7 @@ def test_defaults() -> None:
 
 
 def test_encryption_keys_are_secrets_the_logs_mask() -> None:
-    from app.logs import configured_secrets
+    from firestore_outbox.observability.logs import configured_secrets
 
     secrets = configured_secrets({"IDEMPOTENCY_ENCRYPTION_KEYS": f"k1:{KEY_A}, k2:{KEY_B}"})
     assert {KEY_A, KEY_B, f"k1:{KEY_A}"} <= set(secrets)

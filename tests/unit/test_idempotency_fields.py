@@ -9,10 +9,10 @@ import io
 from collections.abc import MutableMapping
 from typing import Any
 
-from app.idempotency import IdempotencyConfig
-from app.idempotency.asgi import IdempotencyASGIMiddleware
-from app.idempotency.middleware import IdempotencyMiddleware
-from app.idempotency.registry import Mismatch
+from firestore_outbox.idempotency import IdempotencyConfig
+from firestore_outbox.idempotency.asgi import IdempotencyASGIMiddleware
+from firestore_outbox.idempotency.middleware import IdempotencyMiddleware
+from firestore_outbox.idempotency.registry import Mismatch
 
 Lines = list[tuple[bytes, bytes]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.idempotency.fingerprint import fingerprint
+from firestore_outbox.idempotency.fingerprint import fingerprint
 
 
 def _print(body: bytes, content_type: str = "application/json", **changes: str) -> str:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from google.api_core import exceptions as google_exceptions
 
-from app.inbox.batched import ROUNDS, RaceLost, process_in_batch
-from app.inbox.records import Records
+from firestore_outbox.consumer.inbox.batched import ROUNDS, RaceLost, process_in_batch
+from firestore_outbox.consumer.inbox.records import Records
 
 
 class Missing:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from app.inbox.flights import Flights
+from firestore_outbox.consumer.inbox.flights import Flights
 
 
 def test_a_second_turn_on_a_key_waits_and_gives_up_after_its_timeout() -> None:

@@ -16,16 +16,16 @@ from google.cloud.firestore_v1.aggregation import AggregationQuery
 from google.cloud.firestore_v1.client import Client
 from google.cloud.firestore_v1.query import Query
 
-from app.config import Settings
-from app.firestore_client import get_db_client
-from app.firestore_raw import QueryResult
-from app.ops import find_anomalies, plan_requeue, read_status, requeue
-from app.ops.held import list_held, release_held
-from app.ops.purge import backfill_expiry, count_processed, purge_processed
-from app.relay import leases
-from app.relay.leases import LeaseStore
-from app.relay.partition_scan import count_unpartitioned, held_events, open_events
-from app.relay.unscheduled import count_unscheduled, scan_query
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.raw import QueryResult
+from firestore_outbox.ops import find_anomalies, plan_requeue, read_status, requeue
+from firestore_outbox.ops.held import list_held, release_held
+from firestore_outbox.ops.purge import backfill_expiry, count_processed, purge_processed
+from firestore_outbox.relay import store as leases
+from firestore_outbox.relay.partitioned.scan import count_unpartitioned, held_events, open_events
+from firestore_outbox.relay.store import LeaseStore
+from firestore_outbox.relay.unscheduled import count_unscheduled, scan_query
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)

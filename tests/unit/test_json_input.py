@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.json_input import loads
+from firestore_outbox.json_input import loads
 
 
 @pytest.mark.parametrize(

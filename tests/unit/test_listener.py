@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.relay import listener as listener_module
-from app.relay.listener import Listener
+from firestore_outbox.relay.follow import listener as listener_module
+from firestore_outbox.relay.follow.listener import Listener
 
 NOW = datetime.datetime(2026, 11, 22, 8, 0, tzinfo=datetime.timezone.utc)
 

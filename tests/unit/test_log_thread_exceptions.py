@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.logs import configure_logging
+from firestore_outbox.observability.logs import configure_logging
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,7 @@ def test_a_client_library_warning_stays_a_json_line_after_a_firestore_client_is_
         # `app` first, as in every entry point: its import silences google-api-core's
         # one-time Python 3.10 notice (app/__init__.py), which is not a log line.
         "import logging\n"
-        "from app.logs import configure_logging\n"
+        "from firestore_outbox.observability.logs import configure_logging\n"
         "from google.auth.credentials import AnonymousCredentials\n"
         "from google.cloud import firestore\n"
         "configure_logging(level='INFO')\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from app.logs import JsonFormatter, configured_secrets, log_event
-from app.relay import Outcome, PublishResult
-from app.relay.publishers import error_class
+from firestore_outbox.observability.logs import JsonFormatter, configured_secrets, log_event
+from firestore_outbox.publishers.base import error_class
+from firestore_outbox.relay import Outcome, PublishResult
 
 KEY = '{"type": "service_account", "private_key": "-----BEGIN KEY-----\\nMIIsecret\\n"}'
 

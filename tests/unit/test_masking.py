@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.masking import Masker, masker
-from app.urls import url_secrets
+from firestore_outbox.observability.masking import Masker, masker
+from firestore_outbox.publishers.http.urls import url_secrets
 
 
 def test_every_spelling_of_a_secret_is_masked() -> None:

@@ -1,10 +1,11 @@
-"""`app.metering` counts documents on the raw protobuf of each streamed answer."""
+"""`firestore_outbox.testing.metering` counts documents on the raw protobuf of each streamed
+answer."""
 
 from __future__ import annotations
 
 from google.cloud.firestore_v1.types import document, firestore, write
 
-from app.metering import _documents_in
+from firestore_outbox.testing.metering import _documents_in
 
 NAME = "projects/p/databases/(default)/documents/outbox/e1"
 

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from app.errors import ConfigError
-from app.relay.config import PUBLISHERS, load_relay_config
-from app.relay.factory import REGISTRY, publisher_for
-from app.relay.http import HttpPublisher
-from app.relay.publisher_base import AccessKeyTarget
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.publishers.cloud import AccessKeyTarget
+from firestore_outbox.publishers.http.publisher import HttpPublisher
+from firestore_outbox.publishers.registry import REGISTRY, publisher_for
+from firestore_outbox.relay.config import PUBLISHERS, load_relay_config
 
 
 def test_every_publisher_the_configuration_accepts_has_a_registry_line() -> None:
@@ -43,7 +43,7 @@ def test_an_access_key_target_names_its_secrets_and_hides_them_from_repr() -> No
 def test_a_publisher_whose_sdk_is_missing_names_the_extra_that_installs_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delitem(sys.modules, "app.relay.eventbridge", raising=False)
+    monkeypatch.delitem(sys.modules, "firestore_outbox.publishers.eventbridge", raising=False)
     monkeypatch.setitem(sys.modules, "alibabacloud_eventbridge_util", None)  # import fails
     monkeypatch.setitem(sys.modules, "alibabacloud_eventbridge_util.client", None)
     config = load_relay_config(

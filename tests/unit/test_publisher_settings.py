@@ -7,18 +7,18 @@ import dataclasses
 
 import pytest
 
-from app.errors import ConfigError
-from app.relay.amqp_settings import AmqpSettings, read_amqp
-from app.relay.config import PUBLISHERS, RelayConfig
-from app.relay.fc_settings import FcSettings, read_fc
-from app.relay.http_settings import HttpSettings, read_http
-from app.relay.message_settings import (
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.publishers.amqp.settings import AmqpSettings, read_amqp
+from firestore_outbox.publishers.fc.settings import FcSettings, read_fc
+from firestore_outbox.publishers.http.settings import HttpSettings, read_http
+from firestore_outbox.publishers.message_settings import (
     EventBridgeSettings,
     MnsSettings,
     RocketMqSettings,
     read_message_services,
 )
-from app.relay.publisher_settings import AccessKeySettings, read_access_key
+from firestore_outbox.publishers.settings import AccessKeySettings, read_access_key
+from firestore_outbox.relay.config import PUBLISHERS, RelayConfig
 
 FAMILIES = (
     (HttpSettings, read_http),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import ConfigError
-from app.relay.config import load_relay_config
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.relay.config import load_relay_config
 from tests.relay_variables import FC
 
 

@@ -6,8 +6,8 @@ import bisect
 
 import pytest
 
-from app.errors import ConfigError
-from app.relay.ramp import RampGovernor, RampSchedule, parse_ramp
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.relay.ramp import RampGovernor, RampSchedule, parse_ramp
 
 START = 1_800_000_000.0  # epoch seconds
 

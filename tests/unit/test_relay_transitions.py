@@ -8,8 +8,8 @@ import random
 
 from google.cloud.firestore import DELETE_FIELD, SERVER_TIMESTAMP
 
-from app.relay.publishers import Outcome, PublishResult
-from app.relay.transitions import (
+from firestore_outbox.publishers.base import Outcome, PublishResult
+from firestore_outbox.relay.transitions import (
     MAX_INSTANCE_ID_LENGTH,
     MAX_PARKED_REASON_LENGTH,
     bounded_instance_id,

@@ -7,9 +7,7 @@ import random
 
 import pytest
 
-from app.relay.backoff import backoff_delay
-from app.relay.events import OutboxEvent, PoisonEvent, encode_json, rfc3339
-from app.relay.publishers import (
+from firestore_outbox.publishers.base import (
     MAX_ERROR_LENGTH,
     Delivery,
     Outcome,
@@ -18,6 +16,8 @@ from app.relay.publishers import (
     cloudevent_headers,
     parse_retry_after,
 )
+from firestore_outbox.relay.backoff import backoff_delay
+from firestore_outbox.relay.events import OutboxEvent, PoisonEvent, encode_json, rfc3339
 from tests.helpers import NOW, document
 
 

@@ -9,8 +9,8 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from app.idempotency.asgi import _read_body
-from app.request_limits import read_body
+from firestore_outbox.idempotency.asgi import _read_body
+from firestore_outbox.idempotency.limits import read_body
 
 CAP = 256 * 1024  # 128 Ki chunks: the default cap (a million) takes 10 s traced
 

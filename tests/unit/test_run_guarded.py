@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli.failures import EXIT_INTERRUPTED, CommandFailed, run_guarded
-from app.errors import ConfigError
+from firestore_outbox.cli.failures import EXIT_INTERRUPTED, CommandFailed, run_guarded
+from firestore_outbox.errors import ConfigError
 
 SECRET = "s3cr3t-token-abcdefghijklmnop"
 

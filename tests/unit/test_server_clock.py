@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app.relay.clock import ClockNotSet, ServerClock
+from firestore_outbox.firestore.clock import ClockNotSet, ServerClock
 
 SERVER = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)  # far from this machine's clock
 

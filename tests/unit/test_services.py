@@ -4,11 +4,11 @@ import uuid
 
 import pytest
 
-from app.config import Settings
 from app.domain import InvalidOrder
-from app.errors import IdempotencyConflict
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import IdempotencyConflict
 from tests.unit.fakes import FakeDb
 
 ITEMS = [{"productId": "p1", "quantity": 2}]

@@ -7,8 +7,13 @@ import json
 
 import pytest
 
-from app.signed_events import MalformedDelivery, parse_request, verify_event, verify_request
-from app.signing import InvalidSignature, Signer
+from firestore_outbox.consumer.events import (
+    MalformedDelivery,
+    parse_request,
+    verify_event,
+    verify_request,
+)
+from firestore_outbox.signing import InvalidSignature, Signer
 from tests.unit.test_signing import ATTRIBUTES, BODY, NOW, SECRET, headers
 
 

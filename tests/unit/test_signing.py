@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from app.signed_events import verify_request
-from app.signing import (
+from firestore_outbox.consumer.events import verify_request
+from firestore_outbox.signing import (
     InvalidSignature,
     Signer,
     event_digest,
@@ -44,7 +44,7 @@ def headers(*secrets: str, at: int = NOW, **changes: str) -> dict[str, str]:
 
 
 def canonical_digest(attributes: dict[str, str]) -> str:
-    """The README's recipe for webhook-id, written out independently of app.signing."""
+    """The README's recipe for webhook-id, written out independently of firestore_outbox.signing."""
     names = ["specversion", "id", "source", "type", "subject", "time", "datacontenttype"]
     lines = "".join(f"{n}={len(attributes[n].encode())}:{attributes[n]}\n" for n in names)
     digest = hashlib.sha256(lines.encode()).digest()
@@ -208,7 +208,7 @@ def test_parse_secrets_splits_on_commas_and_refuses_short_or_malformed_ones() ->
 
 def test_consumers_can_import_it_without_the_relays_dependencies() -> None:
     code = (
-        "import sys; import app.signing, app.signed_events; "
+        "import sys; import firestore_outbox.signing, firestore_outbox.consumer.events; "
         "heavy = ('requests', 'google.cloud.firestore', 'dotenv', 'cloudevents'); "
         "print([m for m in heavy if m in sys.modules])"
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.logs import configured_secrets
-from app.telemetry import configure_telemetry
+from firestore_outbox.observability.logs import configured_secrets
+from firestore_outbox.observability.telemetry import configure_telemetry
 
 
 def test_nothing_is_installed_without_an_endpoint_or_when_disabled() -> None:

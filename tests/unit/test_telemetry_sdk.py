@@ -1,4 +1,5 @@
-"""Pins the SDK internals `app.telemetry_sdk` writes a publish span's attributes through: the
+"""Pins the SDK internals `firestore_outbox.observability.telemetry_sdk` writes a publish span's
+attributes through: the
 spans it starts directly are the spans the public `start_span` makes, and whatever could make
 them differ (a sampler reading attributes, attribute limits) takes the public path."""
 
@@ -32,8 +33,8 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from app import telemetry_sdk
-from app.telemetry_sdk import span_starter
+from firestore_outbox.observability import telemetry_sdk
+from firestore_outbox.observability.telemetry_sdk import span_starter
 
 SHARED = {"messaging.system": "http", "messaging.destination.name": "h:1"}
 PARENT = SpanContext(0x0AF7651916CD43DD8448EB211C80319C, 0xB7AD6B7169203331, True, TraceFlags(1))

@@ -7,11 +7,16 @@ import json
 import subprocess
 import sys
 
-from app.relay.fc_shared import structured_cloudevent
-from app.relay.publishers import Delivery, cloudevent_attributes, cloudevent_headers
-from app.signed_events import parse_event, parse_request, verify_event, verify_request
-from app.signing import Signer
-from app.trace_context import trace_fields
+from firestore_outbox.consumer.events import (
+    parse_event,
+    parse_request,
+    verify_event,
+    verify_request,
+)
+from firestore_outbox.observability.trace_context import trace_fields
+from firestore_outbox.publishers.base import Delivery, cloudevent_attributes, cloudevent_headers
+from firestore_outbox.publishers.fc.shared import structured_cloudevent
+from firestore_outbox.signing import Signer
 
 PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 SECRET = "whsec-0123456789abcdef"
@@ -63,7 +68,7 @@ def test_anything_but_a_valid_traceparent_is_dropped() -> None:
 
 def test_without_an_sdk_nothing_is_stored_and_spans_cost_nothing() -> None:
     code = (
-        "from opentelemetry import trace; from app import tracing; "
+        "from opentelemetry import trace; from firestore_outbox.observability import tracing; "
         "t = trace.get_tracer('x'); "
         "s = t.start_as_current_span('outer'); s.__enter__(); "
         "print(tracing.creation_context()); "
@@ -82,7 +87,7 @@ def test_without_an_sdk_nothing_is_stored_and_spans_cost_nothing() -> None:
 def test_an_all_zero_stored_trace_id_is_no_parent() -> None:
     zero = "00-" + "0" * 32 + "-b7ad6b7169203331-01"
     code = (
-        "from app import tracing; "
+        "from firestore_outbox.observability import tracing; "
         f"c = tracing.publish_span('http', 'h', 'e', {{'traceparent': '{zero}'}}, 1); "
         "span, carried = c.__enter__(); print(carried)"
     )
@@ -102,7 +107,7 @@ def test_the_relay_writes_the_fields_the_w3c_propagator_writes_for_each_span_con
     )
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    from app.tracing import _carried
+    from firestore_outbox.observability.tracing import _carried
 
     ids = (0x0AF7651916CD43DD8448EB211C80319C, 0x00AD6B7169203331)
     contexts = [

@@ -5,8 +5,9 @@ from google.api_core.exceptions import PermissionDenied, ServiceUnavailable
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
-from app.config import Settings
-from app.errors import (
+from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import (
     BatchTooLarge,
     CommitFailed,
     CommitOutcomeUnknown,
@@ -16,8 +17,7 @@ from app.errors import (
     InvalidInput,
     UnitOfWorkClosed,
 )
-from app.firestore_limits import MAX_DOCUMENT_BYTES
-from app.uow import FirestoreUnitOfWork
+from firestore_outbox.firestore.limits import MAX_DOCUMENT_BYTES
 from tests.unit.fakes import FakeDb
 
 SETTINGS = Settings()

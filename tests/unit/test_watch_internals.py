@@ -1,4 +1,5 @@
-"""Pins what `app.relay.watch_internals` relies on inside google-cloud-firestore and
+"""Pins what `firestore_outbox.firestore.watch_internals` relies on inside google-cloud-firestore
+and
 google-api-core: a client upgrade that moves any of it fails here, not in production."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from google.api_core import bidi
 from google.api_core import exceptions as google_exceptions
 from google.cloud.firestore_v1 import watch as watch_module
 
-from app.relay import watch_internals
+from firestore_outbox.firestore import watch_internals
 
 
 class _RefusedCall:

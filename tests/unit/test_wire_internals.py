@@ -1,4 +1,5 @@
-"""Pins the urllib3 and http.client internals `app.relay.wire` relies on, over a socket pair
+"""Pins the urllib3 and http.client internals `firestore_outbox.publishers.http.wire` relies on,
+over a socket pair
 (no server): an upgrade of either library that moves them fails here, not in production."""
 
 from __future__ import annotations
@@ -16,8 +17,14 @@ from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import NameResolutionError
 from urllib3.util import connection as urllib3_connection
 
-from app.relay import dns
-from app.relay.wire import POOL_CLASSES, DeadlinePassed, _Response, attempt_deadline, time_left
+from firestore_outbox.publishers.http import dns
+from firestore_outbox.publishers.http.wire import (
+    POOL_CLASSES,
+    DeadlinePassed,
+    _Response,
+    attempt_deadline,
+    time_left,
+)
 
 
 def answer_to(data: bytes) -> _Response:

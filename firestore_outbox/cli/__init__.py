@@ -1,0 +1,109 @@
+"""The `outbox` command. Each subcommand lives in its own module under `firestore_outbox.cli`.
+
+A command module exposes `register(commands)`, which adds its parser to the subparsers and
+sets `run=<function(args, settings) -> exit code>` as a default. `main` reads the
+configuration once (`args.config`, an `firestore_outbox.config.loader.Configuration`, holds the rest
+of it) and runs the command through `firestore_outbox.cli.failures.run_guarded`, so every failure of
+every command, one added later included, ends in one `error:` line and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import NoReturn
+
+from firestore_outbox.cli import (
+    api,
+    demo,
+    emulator,
+    held,
+    inspect,
+    purge,
+    receiver,
+    reconcile,
+    relay,
+    requeue,
+    status,
+)
+from firestore_outbox.cli.failures import run_guarded
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.firestore.client import close_clients, holding_clients, live_clients
+from firestore_outbox.observability.logs import configure_logging
+
+COMMANDS = (status, inspect, requeue, held, purge, relay, reconcile, demo, receiver, emulator, api)
+
+__all__ = ["main"]
+
+# How long the Firestore clients a command made may take to close (a call in flight is
+# cancelled, not waited for, so this is a bound for a gRPC that does not answer at all).
+CLOSE_SECONDS = 5.0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    config: Configuration | None = None
+
+    def command() -> int:
+        nonlocal config
+        config = args.config = Configuration.load()
+        with config.in_use():
+            configure_logging(config.secrets(), config.settings.log_level)
+            code: int = args.run(args, config.settings)
+        return code
+
+    before = live_clients()  # a caller's own clients (tests run commands in-process)
+    # The command's clients are held until closed here, on a thread, for a bounded time: a
+    # call Ctrl-C interrupted is still open, and a channel freed with it open waits for good
+    # in its `__del__`, in the main thread (firestore_outbox.firestore.client.holding_clients).
+    with holding_clients():
+        code = run_guarded(
+            command,
+            debug=args.debug,
+            settings=lambda: config.settings if config else None,
+            secrets=lambda: config.secrets() if config else [],
+        )
+        close_clients(CLOSE_SECONDS, keep=before)
+    return code
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `outbox` parser with every command registered."""
+    root = _Parser(
+        prog="outbox",
+        description="Operate a Firestore transactional outbox and its relay. Settings come "
+        "from the environment and ./.env (see the README's Configuration).",
+        epilog="Run `outbox COMMAND --help` for a command's options and their defaults.",
+    )
+    root.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    root.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a failure, print the traceback before the one-line error",
+    )
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(commands)
+    return root
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its refusal as our one `error:` line (argparse starts it with the
+    program's name); subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+
+def _version() -> str:
+    try:
+        return version("firestore-outbox")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

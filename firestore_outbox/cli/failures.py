@@ -1,0 +1,124 @@
+"""How every `outbox` command fails: one `error:` line on stderr and a non-zero exit status.
+
+One place for every command (`main` runs each through `run_guarded`), so a command module
+raises and never prints its own traceback. `--debug` prints the traceback before the line.
+
+The exception's class decides, not what went wrong in the world: the same unreachable
+Firestore is 2 when a commit reports it (`CommitOutcomeUnknown`) and 1 when a read does.
+
+| what happened | exit status |
+| --- | --- |
+| `CommandFailed` (a command's own "this did not work") | its `code`, 1 by default |
+| `OutboxError` (see below) | 2 |
+| a Firestore error that reaches the command as it is (unreachable on a read, or it refused) | 1 |
+| an `OSError` (a connection refused, a file unreadable) | 1 |
+| Ctrl-C (`KeyboardInterrupt`) | 130 (128 + SIGINT, as shells report it) |
+| anything else (a bug) | 1, with its class, and a hint to run with `--debug` |
+
+`OutboxError` covers bad configuration or input, a commit refused, a commit Firestore did not
+answer (`CommitOutcomeUnknown`: `outbox demo` with Firestore unreachable), and a port taken
+for `receiver`, `emulator` or `api` (`ListenError`, `EmulatorError`, `ConfigError`).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from google.api_core import exceptions as google_exceptions
+
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import OutboxError
+from firestore_outbox.firestore.deadline import UNANSWERED, error_class, firestore_host, unanswered
+from firestore_outbox.observability.masking import masker
+
+EXIT_INTERRUPTED = 130
+# An error line stays a line: a long gRPC message is cut, never wrapped over a screen.
+MAX_MESSAGE_CHARS = 2000
+
+__all__ = ["EXIT_INTERRUPTED", "CommandFailed", "run_guarded"]
+
+T = TypeVar("T")
+
+
+class CommandFailed(Exception):
+    """Raise from a command to end it with `error: <message>` and exit status `code`."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def run_guarded(
+    command: Callable[[], int],
+    *,
+    debug: bool = False,
+    settings: Callable[[], Settings | None] = lambda: None,
+    secrets: Callable[[], Iterable[str]] = tuple,
+) -> int:
+    """Run `command` and return its exit status; on a failure print one `error:` line (every
+    configured secret masked) and return the status from the table above.
+
+    `settings` and `secrets` are asked only on a failure: configuration may be what failed."""
+    try:
+        return command()
+    except KeyboardInterrupt:
+        if debug:
+            _print_traceback(secrets)
+        print("error: interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # every failure, a bug's too, ends the same way
+        code, message = describe(exc, _quietly(settings))
+        if debug:
+            _print_traceback(secrets)
+        elif code == 1 and not isinstance(exc, (CommandFailed, OSError)) and _is_bug(exc):
+            message += " (run `outbox --debug ...` to see the traceback)"
+        mask = masker(_quietly(secrets) or ())
+        print(f"error: {_one_line(mask(message))}", file=sys.stderr, flush=True)
+        return code
+
+
+def describe(exc: Exception, settings: Settings | None) -> tuple[int, str]:
+    """(exit status, message) for a failure."""
+    if isinstance(exc, CommandFailed):
+        return exc.code, str(exc)
+    if isinstance(exc, OutboxError):
+        return 2, str(exc)
+    if isinstance(exc, google_exceptions.GoogleAPIError):
+        if settings is None:
+            return 1, f"Firestore: {error_class(exc)}"
+        if isinstance(exc, UNANSWERED):
+            return 1, unanswered(settings, exc)
+        # Firestore answered and refused: its class says why; its text is Firestore's.
+        return 1, f"Firestore at {firestore_host(settings)} refused the request " + (
+            f"({error_class(exc)})"
+        )
+    if isinstance(exc, OSError):
+        return 1, exc.strerror if exc.strerror and not exc.filename else str(exc)
+    return 1, f"{type(exc).__name__}: {exc}"
+
+
+def _is_bug(exc: Exception) -> bool:
+    return not isinstance(exc, google_exceptions.GoogleAPIError)
+
+
+def _quietly(read: Callable[[], T]) -> T | None:
+    try:
+        return read()
+    except Exception:  # the settings that failed to load cannot describe the failure
+        return None
+
+
+def _print_traceback(secrets: Callable[[], Iterable[str]]) -> None:
+    # A traceback shows values (a URL, a key's text): masked like the line, even with --debug.
+    mask = masker(_quietly(secrets) or ())
+    print(mask(traceback.format_exc()), file=sys.stderr, end="", flush=True)
+
+
+def _one_line(message: str) -> str:
+    text = " ".join(message.split())
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[: MAX_MESSAGE_CHARS - 3] + "..."
+    return text or "failed"

@@ -1,0 +1,116 @@
+"""What the operations commands share: durations in and out, tables and JSON out."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import re
+import signal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from firestore_outbox.config.numbers import MAX_SECONDS
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.deadline import with_deadline
+from firestore_outbox.relay.events import encode_json
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+
+
+def duration(text: str) -> float:
+    """Seconds, more than 0, from `90`, `90s`, `15m`, `36h` or `7d` (an argparse type)."""
+    match = _DURATION.match(text.strip().lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 90s, 15m, 36h, 7d")
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be more than 0")
+    if seconds > MAX_SECONDS:  # a date that far back or ahead is past year 9999 or year 1
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration must be at most 100 years")
+    return seconds
+
+
+def seconds(text: str) -> float:
+    """A number of seconds more than 0 (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= MAX_SECONDS:  # NaN and the infinities too
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: must be a number of seconds more than 0 and at most 100 years"
+        )
+    return value
+
+
+def ops_client(settings: Settings) -> Client:
+    """A client whose every call ends within FIRESTORE_TIMEOUT_SECONDS, retries included."""
+    return with_deadline(get_db_client(settings), settings.firestore_timeout_seconds)
+
+
+def add_lock_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lock-timeout",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="when a PROCESSING lease counts as abandoned "
+        "(default RELAY_LOCK_TIMEOUT_SECONDS, 300)",
+    )
+
+
+def lock_timeout(args: argparse.Namespace) -> float:
+    """`--lock-timeout`, else RELAY_LOCK_TIMEOUT_SECONDS from the invocation's configuration."""
+    if args.lock_timeout is not None:
+        return float(args.lock_timeout)
+    return float(args.config.seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0))
+
+
+def human(seconds: float) -> str:
+    """`2d 3h`, `4m 10s`, `0.8s`: the two largest units."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    parts: list[str] = []
+    left = int(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size or (unit == "s" and not parts):
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return " ".join(parts[:2])
+
+
+def utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def print_json(value: Any) -> None:
+    print(encode_json(value, indent=2).decode())
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) -> None:
+    """Columns padded to fit; the first `right` columns right-aligned (numbers)."""
+    cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    for row in cells:
+        line = [
+            cell.rjust(width) if i < right else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  ".join(line).rstrip())
+
+
+def wait_until_stopped() -> int:
+    """Block until Ctrl-C or SIGTERM, then return exit code 0. SIGTERM ends the wait like
+    Ctrl-C, so a supervisor's stop unwinds the caller's `with` blocks (an emulator's JVM,
+    a listening socket) instead of killing the process under them."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,57 @@
+"""`outbox receiver`: the reference downstream (`app.order_counter`) as an HTTP service."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from firestore_outbox.cli.output import wait_until_stopped
+from firestore_outbox.cli.reference import load
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.observability.telemetry import add_metrics_port, configure_telemetry
+
+DEFAULT_CONSUMER = "app.order_counter:OrderCounter"
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "receiver",
+        help="serve the reference downstream: verify, deduplicate through the inbox, count "
+        "orders per customer",
+        description="Serve the reference downstream consumer over HTTP until Ctrl-C: verify "
+        "each delivery's signature (RECEIVER_SIGNING_SECRET), apply it once through the "
+        "Firestore inbox (INBOX_COLLECTION) and count orders per customer "
+        "(RECEIVER_COUNTS_COLLECTION). Prints the URL to point DOWNSTREAM_SERVICE_URL at.",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to listen on; 0 picks one (default 8000)"
+    )
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="accept unsigned deliveries, for local experiments only (default: verify)",
+    )
+    parser.add_argument(
+        "--consumer",
+        default=DEFAULT_CONSUMER,
+        metavar="MODULE:CLASS",
+        help="the responder, as CLASS(db, receiver_config) "
+        f"(default: {DEFAULT_CONSUMER}, the reference order counter of a repository checkout)",
+    )
+    add_metrics_port(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    config = args.config.receiver(verify_signatures=not args.no_verify)
+    configure_telemetry(metrics_port=args.metrics_port)  # OTEL_* and --metrics-port
+    responder = load(args.consumer, "--consumer")
+    counter = responder(get_db_client(settings), config)
+    with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
+        print(f"listening on {receiver.url}", flush=True)
+        return wait_until_stopped()

@@ -1,0 +1,71 @@
+"""`outbox status`: counts per status, the lag, and failures grouped by `lastError`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from firestore_outbox.cli.output import (
+    add_lock_timeout,
+    human,
+    lock_timeout,
+    ops_client,
+    print_json,
+    print_table,
+    utcnow,
+)
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.fields import EventStatus
+from firestore_outbox.ops import read_status
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "status",
+        help="events per status, the lag of the oldest eligible event, failures by lastError",
+        description="Events per status, how long the oldest eligible event has waited (the "
+        "lag), and FAILED events grouped by lastError.",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    add_lock_timeout(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    status = read_status(
+        ops_client(settings),
+        settings.outbox_collection,
+        now=utcnow(),
+        lock_timeout_seconds=lock_timeout(args),
+        timeout=settings.firestore_timeout_seconds,
+    )
+    if args.json:
+        print_json(status.to_json())
+        return 0
+    unscheduled = ""
+    if status.unscheduled:
+        named = ", ".join(status.unscheduled_ids)
+        more = status.unscheduled - len(status.unscheduled_ids)
+        unscheduled = (
+            f" ({status.unscheduled} without nextAttemptAt: {named}"
+            f"{f' and {more} more' if more > 0 else ''})"
+        )
+    notes = {
+        EventStatus.PENDING.value: f"{status.due} due now{unscheduled}",
+        EventStatus.PROCESSING.value: f"{status.stuck} past their lease",
+    }
+    rows = [(n, s, notes.get(s, "")) for s, n in status.counts.items()]
+    print_table(("events", "status", ""), rows, right=1)
+    if status.lag is None:
+        print("\nlag: none (no event is due)")
+    else:
+        print(
+            f"\nlag: {human(status.lag.total_seconds())} "
+            f"(oldest eligible event {status.oldest_event_id})"
+        )
+    if status.failures:
+        shown = status.failures_read
+        total = status.counts[EventStatus.FAILED.value]
+        print(f"\nFAILED events by lastError{'' if shown >= total else f' (first {shown})'}:")
+        print_table(("events", "lastError"), [(n, e) for e, n in status.failures], right=1)
+    return 0

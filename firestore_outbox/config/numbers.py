@@ -1,0 +1,49 @@
+"""Numbers read from environment variables: one parser, so every variable says the same
+thing about the same mistake (`ConfigError` naming the variable and quoting its text).
+
+Python's own `int()` and `float()` decide what a number is (surrounding blanks and digit
+underscores pass, as they did); what they let through that no setting means (NaN and the
+infinities) is refused here, and so is a number of seconds past `MAX_SECONDS` (a date that
+far from now is past Firestore's and Python's year 9999). Other ranges are each setting's own
+check.
+"""
+
+from __future__ import annotations
+
+import math
+
+from firestore_outbox.errors import ConfigError
+
+__all__ = ["MAX_SECONDS", "check_seconds", "parse_seconds", "parse_whole"]
+
+# 100 years: more than any lease, backoff, budget or retention means, and a date that far
+# ahead still fits a timestamp (3e11 s past now overflowed the settle's `expireAt`).
+MAX_SECONDS = 100 * 365.25 * 86400
+
+
+def parse_seconds(variable: str, raw: str) -> float:
+    """`raw` as a finite number of seconds, or `ConfigError`."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number of seconds, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{variable} must be a finite number, got {raw!r}")
+    check_seconds(variable, value, raw)
+    return value
+
+
+def check_seconds(variable: str, value: float, raw: str | None = None) -> None:
+    """`ConfigError` naming `variable` (and quoting `raw`, the text it was read from) if
+    `value` seconds is more than `MAX_SECONDS` either way."""
+    if abs(value) > MAX_SECONDS:
+        got = repr(raw) if raw is not None else f"{value:g}"
+        raise ConfigError(f"{variable} must be at most {MAX_SECONDS:.0f} s (100 years), got {got}")
+
+
+def parse_whole(variable: str, raw: str, *, what: str = "a whole number") -> int:
+    """`raw` as a whole number, or `ConfigError` saying it must be `what`."""
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{variable} must be {what}, got {raw!r}") from None

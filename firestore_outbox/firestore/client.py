@@ -1,0 +1,157 @@
+"""`get_db_client()`: a Firestore client for the emulator or for a service account."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import weakref
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import firestore
+from google.oauth2 import service_account
+
+from firestore_outbox.config.settings import Settings, default_settings
+from firestore_outbox.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+EMULATOR_DEFAULT_PROJECT = "demo-firestore-outbox"
+
+# Every client made here and still alive, for `close_clients()`.
+_made: weakref.WeakSet[firestore.Client] = weakref.WeakSet()
+# While `holding_clients()` runs: the clients made meanwhile, held strongly (see there).
+_held: list[list[firestore.Client]] = []
+
+
+def _made_now(client: firestore.Client) -> firestore.Client:
+    _made.add(client)
+    for held in _held:
+        held.append(client)
+    return client
+
+
+@contextlib.contextmanager
+def holding_clients() -> Iterator[list[firestore.Client]]:
+    """Hold every client `get_db_client()` makes inside the block until the caller has
+    closed them (`close_clients`).
+
+    For the CLI: a command interrupted by Ctrl-C leaves its call in flight, and the client is
+    freed as the exception unwinds; the freed gRPC channel's `__del__` then closes it in the
+    main thread and waits, with no timeout, for the cancelled call to be cleared, which never
+    happens while the server stays silent (py-spy: `__del__ (grpc/_channel.py)` under
+    `run_guarded`). Held, the client is closed by `close_clients` on a thread of its own,
+    waited for a bounded time."""
+    held: list[firestore.Client] = []
+    _held.append(held)
+    try:
+        yield held
+    finally:
+        _held.remove(held)
+
+
+def get_db_client(settings: Settings | None = None) -> firestore.Client:
+    """Return a Firestore client; nothing is contacted until the first request.
+
+    With `FIRESTORE_EMULATOR_HOST` set it talks to the emulator and needs no credentials;
+    otherwise it uses the service-account key from `FIRESTORE_CREDENTIALS_PATH` or
+    `FIRESTORE_CREDENTIALS_JSON`.
+    """
+    settings = settings or default_settings()
+    if settings.emulator_host:
+        project = settings.project_id or EMULATOR_DEFAULT_PROJECT
+        client = firestore.Client(
+            project=project,
+            database=settings.database,
+            credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+        )
+        # The client reads FIRESTORE_EMULATOR_HOST from os.environ only; settings may come
+        # from a .env file or from the caller, so point it at the emulator explicitly.
+        client._emulator_host = settings.emulator_host
+        logger.debug("using the Firestore emulator at %s", settings.emulator_host)
+        return _made_now(client)
+    credentials = _service_account(settings)
+    project = settings.project_id or credentials.project_id
+    if not project:
+        raise ConfigError(
+            "FIRESTORE_PROJECT_ID is not set and the service-account key names no project_id"
+        )
+    client = firestore.Client(project=project, database=settings.database, credentials=credentials)
+    return _made_now(client)
+
+
+def live_clients() -> weakref.WeakSet[firestore.Client]:
+    """The clients `get_db_client()` made that are still alive, as of now."""
+    return weakref.WeakSet(_made)
+
+
+def close_clients(timeout: float, *, keep: Collection[firestore.Client] = ()) -> bool:
+    """Close the gRPC channel of every client `get_db_client()` made that is still alive (but
+    those in `keep`), cancelling the calls still in flight; False if that did not finish
+    within `timeout` s.
+
+    For a process about to exit (the CLI). A call left in flight (one a Ctrl-C interrupted)
+    is reaped by a gRPC polling thread once cancelled; left to the interpreter's exit, the
+    channel's close waited for a thread that no longer runs then, and the process hung for
+    good after its last line. gRPC's close has no timeout of its own: it runs on a daemon
+    thread, waited for at most `timeout`; one that does not finish holds the channels from
+    that thread, so the exit does not try to close them again."""
+    apis = [c._firestore_api_internal for c in list(_made) if c not in keep]  # None: unused
+    channels = [api.transport for api in apis if api is not None]
+    if not channels:
+        return True
+    closing = threading.Thread(
+        target=lambda: [channel.close() for channel in channels],
+        name="firestore-close",
+        daemon=True,
+    )
+    closing.start()
+    closing.join(timeout)
+    return not closing.is_alive()
+
+
+def _service_account(settings: Settings) -> service_account.Credentials:
+    if settings.credentials_json:
+        try:
+            info: Any = json.loads(settings.credentials_json)
+        except ValueError:
+            # `from None`: the decode error carries the secret text.
+            raise ConfigError("FIRESTORE_CREDENTIALS_JSON is not valid JSON") from None
+        return _from_info(info, "FIRESTORE_CREDENTIALS_JSON")
+    if settings.credentials_path:
+        try:
+            with open(settings.credentials_path, encoding="utf-8") as handle:
+                info = json.load(handle)
+        except OSError as exc:
+            raise ConfigError(
+                f"FIRESTORE_CREDENTIALS_PATH: cannot read {settings.credentials_path!r} "
+                f"({exc.strerror})"
+            ) from None
+        except ValueError:
+            raise ConfigError(
+                f"FIRESTORE_CREDENTIALS_PATH: {settings.credentials_path!r} is not valid JSON"
+            ) from None
+        return _from_info(info, "FIRESTORE_CREDENTIALS_PATH")
+    raise ConfigError(
+        "no Firestore credentials: set FIRESTORE_CREDENTIALS_PATH or FIRESTORE_CREDENTIALS_JSON "
+        "(or FIRESTORE_EMULATOR_HOST for the local emulator)"
+    )
+
+
+def _from_info(info: Any, variable: str) -> service_account.Credentials:
+    if not isinstance(info, dict) or info.get("type") != "service_account":
+        raise ConfigError(f"{variable} does not hold a service-account key")
+    try:
+        credentials: service_account.Credentials = (
+            service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]
+                info, scopes=["https://www.googleapis.com/auth/datastore"]
+            )
+        )
+        return credentials
+    except (ValueError, KeyError) as exc:
+        # Name the problem, never the key material.
+        problem = "missing field " + str(exc) if isinstance(exc, KeyError) else "malformed key"
+        raise ConfigError(f"{variable} holds an unusable service-account key: {problem}") from None

@@ -1,0 +1,213 @@
+"""`Relay`: lease due events in batches, publish them in parallel, settle each one.
+
+One `run()` drains: it keeps leasing batches until no event is due, its time budget runs
+out, or the channel is broken (the circuit breaker, `firestore_outbox.relay.breaker`). Every event's
+life is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`, and every arrow is a
+conditional write (see `firestore_outbox.relay.store`). Every comparison with a server timestamp
+uses Firestore's clock (`firestore_outbox.firestore.clock`), never this machine's. The pipeline a
+drain works with is opened and fed by `firestore_outbox.relay.per_event.delivering`; the run's
+summary is `firestore_outbox.relay.summary`'s.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from google.api_core import exceptions as google_exceptions
+
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.publishers.base import Publisher
+from firestore_outbox.publishers.registry import publisher_for
+from firestore_outbox.relay.attempts import Attempts
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.relay.lease import OnSettled
+from firestore_outbox.relay.partitioned.drain import PartitionDrain
+from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.per_event.delivering import deliver_batch, open_pipeline, ramp_governor
+from firestore_outbox.relay.per_event.leasing import drain_due
+from firestore_outbox.relay.pipeline import Pipeline
+from firestore_outbox.relay.ramp import RampGovernor
+from firestore_outbox.relay.store import LeaseStore
+from firestore_outbox.relay.summary import finish_summary, stopped_by_firestore
+from firestore_outbox.relay.transitions import bounded_instance_id
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+    from firestore_outbox.firestore.raw import DueDocument
+    from firestore_outbox.relay.fan_out import FanOut
+
+__all__ = ["Pipeline", "Relay"]
+
+
+class Relay:
+    """Delivers due outbox events through `publisher` (by default HTTP to the downstream).
+
+    A relay holds its publisher's connections (keep-alive sockets, AMQP links, SDK pools)
+    between runs; `close()`, or leaving `with Relay(...) as relay:`, closes them."""
+
+    def __init__(
+        self,
+        db: Client,
+        settings: Settings,
+        config: RelayConfig,
+        *,
+        publisher: Publisher | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self._store = LeaseStore(
+            db,
+            settings.outbox_collection,
+            timeout=config.firestore_timeout_seconds,
+            park_holds=config.ordered and config.failed_head == "hold",
+        )
+        source = config.event_source or (
+            f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
+            f"/documents/{settings.outbox_collection}"
+        )
+        self._source = source  # the CloudEvents `source` of every delivery
+        self._attempts = Attempts(publisher or publisher_for(config), source, config)
+        self._rng = rng or random.Random()
+        self._db = db
+        self._partition_collection = config.partition_collection
+        self._fan_out_client: FanOut | None = None
+        self._ramp: RampGovernor | None = None
+        # One for every run: the next run claims by what the last one wrote, unread.
+        self._leases: PartitionLeases | None = None
+
+    def _fan_out(self) -> FanOut | None:
+        if not self.config.fan_out_max:
+            return None
+        if self._fan_out_client is None:
+            from firestore_outbox.relay.fan_out import (
+                FanOut,  # its Function Compute client: only if used
+            )
+
+            self._fan_out_client = FanOut(self.config, self._source)
+        return self._fan_out_client
+
+    def _ramp_for(self, tally: Counter[str]) -> RampGovernor | None:
+        """RELAY_RAMP=on: the governor of the drain under way, its ramp started by the first
+        run that found work (`ramp_governor`)."""
+        if not self.config.ramp:
+            return None
+        if self._ramp is None:
+            self._ramp = ramp_governor(self.config)
+        return self._ramp
+
+    def partition_leases(self) -> PartitionLeases:
+        """The partition leases this relay claims (`RELAY_LEASES=partition`)."""
+        return PartitionLeases(
+            self._db,
+            self._store,
+            self._partition_collection,
+            count=self.config.partitions,
+            duration=self.config.lock_timeout_seconds,
+        )
+
+    def run(
+        self,
+        *,
+        time_budget: float | None = None,
+        instance_id: str | None = None,
+        stop: threading.Event | None = None,
+        fan_out: bool = False,
+    ) -> dict[str, Any]:
+        """Drain due events for at most `time_budget` seconds (default and ceiling: the
+        configured budget), or until `stop` is set (partition leases only: follow mode).
+        `fan_out`: may start more invocations for a large backlog
+        (`firestore_outbox.relay.fan_out`).
+        Returns the summary; Firestore errors end the run with `status: error`, and whatever
+        was leased and not settled is taken back later."""
+        started = time.monotonic()
+        budget = self.config.time_budget_seconds
+        if time_budget is not None:
+            budget = max(0.0, min(budget, time_budget))
+        deadline = started + budget
+        instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
+        tally: Counter[str] = Counter()
+        summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
+        try:
+            if self.config.leases == "partition":
+                self._leases = self._leases or self.partition_leases()
+                drain = PartitionDrain(
+                    self._store,
+                    self._leases,
+                    self._attempts,
+                    self.config,
+                    self._rng,
+                    stop=stop,
+                    fan_out=self._fan_out() if fan_out else None,
+                )
+                with self.pipeline(
+                    deadline, instance, tally, on_settled=drain.aggregates.settled
+                ) as pipeline:
+                    summary["stoppedBy"] = drain.run(pipeline)
+            else:
+                with self.pipeline(deadline, instance, tally) as pipeline:
+                    summary["stoppedBy"] = drain_due(self, pipeline)
+            if not tally["leased"] and summary["stoppedBy"] == "drained":
+                self._ramp = None  # idle: the next backlog ramps up from the start again
+            if pipeline.breaker.error_class:  # also when it opened after the last lease
+                summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
+        except google_exceptions.GoogleAPIError as exc:
+            stopped_by_firestore(summary, exc, instance)
+        return finish_summary(summary, tally, instance, started)
+
+    @contextmanager
+    def pipeline(
+        self,
+        deadline: float,
+        instance: str,
+        tally: Counter[str],
+        *,
+        on_settled: OnSettled | None = None,
+    ) -> Iterator[Pipeline]:
+        """A publishing pool and a settler for `deliver()`. Leaving waits until everything
+        delivered is settled, counts into `tally`, and raises a Firestore error the settler
+        met. Settles are retried until `deadline` (monotonic); `on_settled` hears how each
+        one ended."""
+        with open_pipeline(
+            self._store,
+            self.config,
+            self._rng,
+            deadline=deadline,
+            instance=instance,
+            tally=tally,
+            ramp=self._ramp_for(tally),
+            on_settled=on_settled,
+        ) as pipeline:
+            yield pipeline
+
+    def deliver(self, pipeline: Pipeline, snapshots: Sequence[DueDocument]) -> None:
+        """Lease the events `snapshots` show (each only if unchanged since) and hand every
+        lease to the pool; results go to the settler as they arrive."""
+        deliver_batch(self._store, self._attempts, self.config, pipeline, snapshots)
+
+    @property
+    def store(self) -> LeaseStore:
+        """The relay's Firestore side: its queries, conditional writes and server clock."""
+        return self._store
+
+    def close(self) -> None:
+        """Close the publisher (one given to the relay too) and the fan-out client: their
+        connections end now, not when the garbage collector gets to them. A delivery still
+        in flight finishes first; the relay must not be run again."""
+        fan_out, self._fan_out_client = self._fan_out_client, None
+        if fan_out is not None:
+            fan_out.close()
+        self._attempts.close()
+
+    def __enter__(self) -> Relay:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -1,0 +1,39 @@
+"""`Lease`: an outbox event this relay holds until it is settled, and `OnSettled`, how a
+caller hears how each one ended.
+
+Leasing (`firestore_outbox.relay.per_event.leasing`, `firestore_outbox.relay.partitioned.drain`)
+makes them, the publishing pool sends them
+and the settler (`firestore_outbox.relay.settling.settler`) settles them; they live apart from all
+three so that each can name them without importing the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from firestore_outbox.firestore.cas import Change, Written
+from firestore_outbox.relay.events import OutboxEvent
+
+
+@dataclass(frozen=True)
+class Lease:
+    """An event this relay holds: settle it only if it is still at `change`'s update time."""
+
+    event: OutboxEvent
+    change: Change
+    leased_at: float  # monotonic time just before the lease was written
+    attempt: int
+    # Read under a partition lease (`firestore_outbox.relay.partitioned.drain`): no lease write came
+    # before, so the settle is the event's one write, and an event never sent needs no write at
+    # all.
+    one_write: bool = False
+    # The monotonic time its partition's lease now runs to, renewals included (None: the
+    # lease runs `RELAY_LOCK_TIMEOUT_SECONDS` from `leased_at`). An event waiting in the
+    # publishing pool's queue goes under the lease as it is when its turn comes.
+    expires: Callable[[], float] | None = None
+
+
+# Told how each lease ended: its kind ("processed", "retried", ...) and the write's outcome
+# (None when nothing was written or it could not be settled in time).
+OnSettled = Callable[[Lease, str, "Written | None"], None]

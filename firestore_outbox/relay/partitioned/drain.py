@@ -1,0 +1,225 @@
+"""`PartitionDrain`: one run of the partitioned relay.
+
+    count open events ── none: done (one read when idle)
+      └─ heal events without a partition ─ claim a few free partitions (random start) ─┐
+         ┌─────────────────────────────────────────────────────────────────────────────┘
+         └─ read a page of each, all at once ─ publish aggregate heads (`head_sender`) ─
+            settle each with ONE write conditional on its read update time ─ next pages ...
+            ─ once none is left to read, claim the next few while the last events go out;
+            release each partition once everything read from it is settled; until every
+            partition was visited or the budget is spent
+
+No event is leased by a write: holding the partition is the lease
+(`firestore_outbox.relay.partitioned.leases`),
+and the settle's precondition refuses a late settle after the partition was lost. Order within
+an aggregate is kept in memory (`firestore_outbox.relay.partitioned.aggregates`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from firestore_outbox.relay.fan_out import wanted
+from firestore_outbox.relay.partitioned.aggregates import Aggregates
+from firestore_outbox.relay.partitioned.head_sender import HeadSender
+from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
+from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.page_reads import PageReads
+from firestore_outbox.relay.partitioned.scan import held_events
+from firestore_outbox.relay.partitioned.survey import survey
+
+if TYPE_CHECKING:
+    from firestore_outbox.relay.attempts import Attempts
+    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.fan_out import FanOut
+    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.store import LeaseStore
+
+
+# Held aggregates read per partition: more than this many held at once is an outage to fix.
+HELD_READ_LIMIT = 1000
+_WAKE_SECONDS = 0.2
+# Events read and waiting, in pages of RELAY_BATCH_SIZE, before reading ahead pauses.
+READ_AHEAD = 4
+
+
+class PartitionDrain:
+    """Drains the partitions it can claim; `aggregates.settled` is the settler's callback."""
+
+    def __init__(
+        self,
+        store: LeaseStore,
+        leases: PartitionLeases,
+        attempts: Attempts,
+        config: RelayConfig,
+        rng: random.Random,
+        *,
+        stop: threading.Event | None = None,
+        fan_out: FanOut | None = None,
+    ) -> None:
+        self._stop = stop or threading.Event()
+        self._fan_out = fan_out
+        self._store = store
+        self._leases = leases
+        self._config = config
+        self._rng = rng
+        self._holds_failed = config.ordered and config.failed_head == "hold"
+        self._anything_held = False
+        self._held_counted_at: datetime.datetime | None = None
+        self._started: datetime.datetime | None = None
+        self.aggregates = Aggregates(
+            ordered=config.ordered, skip_failed=config.failed_head == "skip"
+        )
+        self._sender = HeadSender(
+            store, attempts, config, self.aggregates, leases.duration, self._stopping
+        )
+
+    def run(self, run: Pipeline) -> str:
+        """Drain until every partition was visited or a stop; returns why it stopped."""
+        tally = run.tally
+        looked = survey(self._store, self._config, tally)
+        if not looked.open_events:
+            return "drained"
+        self._anything_held = looked.anything_held
+        self._held_counted_at = looked.held_counted_at
+        if self._fan_out is not None and (more := wanted(looked.open_events, self._config)):
+            tally["fannedOut"] += self._fan_out.start(more, run.instance)
+        held: dict[int, HeldPartition] = {}
+        # Partitions another invocation drains from now on are visited for this run too.
+        self._started = self._store.clock.latest()
+        try:
+            with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
+                return self._drain(run, held, set(looked.empty), pages)
+        finally:
+            # Every settle lands (or gives up) before the partitions are released: the
+            # next holder must not find an event delivered here still PENDING.
+            while not run.in_flight.wait_below(1, _WAKE_SECONDS):
+                if run.settler.error is not None:
+                    break
+            self._release(held, list(held), unsettled_too=True)
+
+    def _drain(
+        self,
+        run: Pipeline,
+        held: dict[int, HeldPartition],
+        visited: set[int],
+        pages: ThreadPoolExecutor,
+    ) -> str:
+        """Claim, read and deliver in one loop, so that no round trip waits for another it
+        does not need: the pages of the partitions held are read at once; the next
+        partitions are claimed as soon as the ones held have no page left to read (while
+        their last events are still being published); a partition is released as soon as
+        every event read from it is settled. `held` is kept up to date for the caller."""
+        reads = PageReads(self._store, self.aggregates, pages, self._config.batch_size)
+        exhausted = False
+
+        def more() -> bool:  # anything left to read or claim
+            return bool(reads.open) or not exhausted
+
+        def work() -> bool:  # something for this loop: a lease to renew, a page, room to read
+            if reads.arrived() or self._leases.renewal_due(held.values()):
+                return True  # (publishing alone could hold this thread past the leases)
+            # Read ahead while what was read is being published, within a bound of memory:
+            # the next page of a partition held as soon as it came back (a page is a round
+            # trip or more away, longer than publishing half a batch takes across a cloud
+            # link); the next partitions only once fewer than half a batch is ready.
+            aggregates, size = self.aggregates, self._config.batch_size
+            if aggregates.waiting() >= READ_AHEAD * size:
+                return False
+            if reads.can_send():
+                return True
+            # (`2 * ready < size`, not `ready < size // 2`: with a batch of one, that was
+            # never true, and the drain claimed nothing until its budget ran out.)
+            return 2 * aggregates.ready() < size and not reads.open and not exhausted
+
+        while True:
+            if stop := self._stopping(run):
+                self._sender.wait_out()
+                return stop
+            renewed = self._renew(run, list(held.values()))
+            held.clear()
+            held.update((h.partition, h) for h in renewed)
+            reads.keep(held)
+            reads.take(run)
+            if work():  # few events left to publish: read on, or claim the next partitions
+                if not reads.open and not exhausted:
+                    claimed = self._claim(run, visited)
+                    exhausted = not claimed
+                    held.update((h.partition, h) for h in claimed)
+                    reads.start(h.partition for h in claimed)
+                reads.send(run)
+            reading = reads.open
+            self._release(held, [p for p in held if p not in reading])
+            if not self._sender.deliver(run, held, more=more, work=work):
+                return "drained"
+
+    def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
+        claimed = self._leases.claim(
+            run.instance,
+            self._config.partitions_per_claim,
+            skip=visited,
+            rng=self._rng,
+            drained_since=self._started,
+        )
+        visited.update(h.partition for h in claimed)
+        run.tally["partitionsClaimed"] += len(claimed)
+        for h in claimed:
+            if self._holds_failed and (self._anything_held or self._held_since_counted(h)):
+                found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
+                self.aggregates.block(str(d.get("aggregateId")) for d in found)
+        return claimed
+
+    def _held_since_counted(self, held: HeldPartition) -> bool:
+        """Whether another holder may have held an aggregate in `held`'s partition after
+        the run counted none: only a partition's holder settles an event FAILED, so only a
+        lease written since the count, or taken over from a holder, can hide one (a run
+        that trusted its opening count delivered a later event past a head that another
+        invocation failed meanwhile)."""
+        before = held.claimed_from
+        if before is None or self._held_counted_at is None:
+            return True
+        if before.created:
+            return False  # created by this relay since: never held by anyone
+        return before.expires is not None or before.update_time > self._held_counted_at
+
+    def _release(
+        self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False
+    ) -> None:
+        """Release the partitions in `done` with nothing read left unsettled (all of them
+        with `unsettled_too`: the run ends). Released as the drain goes, not at the run's
+        end: nothing is left to read there."""
+        finished = [p for p in done if unsettled_too or not self.aggregates.open_in(p)]
+        # A refused settle marks its partition lost, but another writer moving the event (a
+        # relay of 0.2, an operator) refuses it too while the lease is still ours: released
+        # like the others (the release is conditional: one taken over is left as it is), or
+        # the partition would wait out the lease unread. Nothing says it was drained.
+        lost = [p for p in finished if p in self.aggregates.lost]
+        drained = [p for p in finished if p not in lost]
+        for partitions, emptied in ((drained, not unsettled_too), (lost, False)):
+            if partitions:
+                self._leases.release([held.pop(p) for p in partitions], drained=emptied)
+
+    def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
+        renewed = self._leases.renew_due(held, run.instance)
+        kept = {h.partition for h in renewed}
+        self.aggregates.lost.update(h.partition for h in held if h.partition not in kept)
+        return renewed
+
+    def _stopping(self, run: Pipeline) -> str:
+        if self._out_of_time(run):
+            return "budget"
+        if run.breaker.open:
+            return "channel"
+        if run.settler.error is not None:
+            return "error"
+        return ""
+
+    def _out_of_time(self, run: Pipeline) -> bool:
+        if self._stop.is_set():
+            return True  # follow mode is stopping: settle what is in flight, then leave
+        return run.deadline - time.monotonic() < self._config.attempt_seconds

@@ -1,0 +1,161 @@
+"""`HeadSender`: the partitioned relay's publishing side. It takes the heads of the
+aggregates read (`firestore_outbox.relay.partitioned.aggregates`), decides for each whether it goes
+now (`firestore_outbox.relay.partitioned.heads`), hands it to the publishing pool and, once
+published, lets the aggregate's next event go and the settler settle this one."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from firestore_outbox.fields import LAST_ERROR
+from firestore_outbox.firestore.cas import Change
+from firestore_outbox.observability.logs import log_event
+from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
+from firestore_outbox.relay.partitioned.heads import take_head
+from firestore_outbox.relay.pipeline import outcome_of
+
+if TYPE_CHECKING:
+    from firestore_outbox.firestore.raw import Found
+    from firestore_outbox.relay.attempts import Attempts
+    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.lease import Lease
+    from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
+    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.store import LeaseStore
+
+logger = logging.getLogger("firestore_outbox.relay.core")
+
+_WAKE_SECONDS = 0.2
+
+
+class HeadSender:
+    """Publishes aggregate heads for a `PartitionDrain`; `stopping(run)` is its stop test."""
+
+    def __init__(
+        self,
+        store: LeaseStore,
+        attempts: Attempts,
+        config: RelayConfig,
+        aggregates: Aggregates,
+        lease_seconds: float,
+        stopping: Callable[[Pipeline], str],
+    ) -> None:
+        self._store = store
+        self._attempts = attempts
+        self._config = config
+        self.aggregates = aggregates
+        self._lease_seconds = lease_seconds
+        self._stopping = stopping
+
+    def deliver(
+        self,
+        run: Pipeline,
+        held: dict[int, HeldPartition],
+        *,
+        more: Callable[[], bool],
+        work: Callable[[], bool],
+    ) -> bool:
+        """Publish the heads of the queued aggregates until `work()` says the drain has
+        something to do or the run stops (True), or nothing is in flight and there is not
+        `more()` to read or claim (False)."""
+        aggregates = self.aggregates
+        while True:
+            stopping = self._stopping(run)
+            room = self._config.batch_size - aggregates.in_flight
+            heads = [] if stopping else aggregates.heads(room)
+            for key, partition, document in heads:
+                lease = self._lease(run, key, held, partition, document)
+                if lease is None:
+                    aggregates.abandon(document.id)
+                    continue
+                run.tally["leased"] += 1
+                run.in_flight.acquire(1)
+                future = run.pool.submit(self._attempts.publish, lease, run)
+                future.add_done_callback(self._published(run, key, lease))
+            with aggregates.changed:
+                if stopping or run.settler.error is not None or work():
+                    return True  # the drain stops, or has something to do
+                if heads:
+                    continue  # room for more, perhaps
+                if aggregates.in_flight == 0 and not more():
+                    return False
+                aggregates.changed.wait(_WAKE_SECONDS)
+
+    def wait_out(self) -> None:
+        """Wait until no publish is in flight (the run stops: nothing new goes out)."""
+        with self.aggregates.changed:
+            while self.aggregates.in_flight:
+                self.aggregates.changed.wait(_WAKE_SECONDS)
+
+    def _published(self, run: Pipeline, key: str, lease: Lease) -> Callable[[Future[Any]], None]:
+        """The aggregate's next event may go as soon as this one was delivered (in order:
+        its settle follows, and a settle that does not land only means it is delivered
+        again, which the consumer deduplicates); then the result goes to the settler."""
+        config = self._config
+
+        def done(published: Future[Any]) -> None:
+            result = outcome_of(published, lease)
+            self.aggregates.finish(key, go_on=goes_on(result, lease.attempt, config))
+            run.settler.put(lease, result)
+
+        return done
+
+    def _lease(
+        self,
+        run: Pipeline,
+        key: str,
+        held: dict[int, HeldPartition],
+        partition: int,
+        document: Found,
+    ) -> Lease | None:
+        """The lease to publish `document` under, or None (the aggregate is then finished:
+        not due yet, still leased by a relay of 0.2, or parked as FAILED here)."""
+        head = take_head(
+            document,
+            now=self._store.clock.earliest(),
+            config=self._config,
+            instance=run.instance,
+            leased_at=held[partition].valid_until - self._lease_seconds,
+        )
+        run.tally["reclaimed"] += head.reclaim  # a lease of 0.2 that expired
+        if head.lag_ms is not None:
+            run.tally["lagMs"] = max(run.tally["lagMs"], head.lag_ms)
+        if head.park is not None:
+            self._park(run, document, head.park)
+            self.aggregates.finish(key, go_on=self._config.failed_head == "skip")
+        elif head.lease is None:
+            self.aggregates.finish(key, go_on=False)
+        if head.lease is None:
+            return None
+        return dataclasses.replace(head.lease, expires=_expiry(held, held[partition]))
+
+    def _park(self, run: Pipeline, document: Found, fields: dict[str, object]) -> None:
+        [written] = self._store.write([Change(document.reference, document.update_time, fields)])
+        if written.applied:
+            run.tally["failed"] += 1
+            run.tally["poisoned"] += 1
+            log_event(
+                logger,
+                logging.WARNING,
+                "relay.event_failed",
+                f"event {document.id} parked as FAILED: {fields.get('lastError')}",
+                eventId=document.id,
+                error=fields.get(LAST_ERROR),
+                instanceId=run.instance,
+            )
+
+
+def _expiry(held: dict[int, HeldPartition], taken: HeldPartition) -> Callable[[], float]:
+    """Until when the partition of a head taken under `taken` is held, asked when its
+    publish starts: the drain renews `held` meanwhile (a head waiting for a publishing
+    thread was refused once the lease it was taken under ran short, though renewed). A
+    partition no longer held (lost, released) keeps the lease it was taken under."""
+
+    def expires() -> float:
+        return held.get(taken.partition, taken).valid_until
+
+    return expires

@@ -1,0 +1,140 @@
+"""`PartitionLeases`: which invocation drains which partition, by compare-and-set.
+
+One small document per partition (collection `RELAY_PARTITION_COLLECTION`, id = the
+partition number; its fields: `firestore_outbox.relay.partitioned.lease_documents`) names its
+`holder` and `expiresAt`, a time on Firestore's clock. An invocation reads the lease documents, and
+claims free or expired ones with writes conditional on the update time it read
+(`firestore_outbox.firestore.cas`; the writes: `firestore_outbox.relay.partitioned.lease_writes`):
+
+    A: read p3@T0 (free) ─ claim(p3 if T0) ok, p3@T1 ── drain p3 ── release(p3 if T1) ok
+    B: read p3@T0 (free) ───── claim(p3 if T0) LOST: A holds it; B claims other partitions
+
+Expiry is judged with `ServerClock.earliest()`, so a partition is taken over only once its
+lease has surely run out; the holder counts its own lease from the moment its claim left
+(monotonic), so it stops before anyone may take over. A holder that lost its partition
+anyway (stalled past the expiry) cannot settle what it read: every settle is conditional on
+the event's read update time, and the new holder's settle moves it on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import random
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from firestore_outbox.relay.partitioned.lease_documents import KnownLease, create_free
+from firestore_outbox.relay.partitioned.lease_writes import HeldPartition, PartitionLeaseWrites
+
+_CLAIM_TRIES = 3
+
+
+class PartitionLeases(PartitionLeaseWrites):
+    """Claims, renews and releases partition leases of `duration` seconds for `holder`s;
+    the writes, and `renew`, `renew_due` and `release`, are `PartitionLeaseWrites`'."""
+
+    def claim(
+        self,
+        holder: str,
+        want: int,
+        *,
+        skip: Iterable[int] = (),
+        rng: random.Random,
+        drained_since: datetime.datetime | None = None,
+    ) -> list[HeldPartition]:
+        """Claim up to `want` free or expired partitions not in `skip`, looking from a
+        random partition on so concurrent invocations spread out; those claimed. Only
+        when every partition is held by others (or skipped) is the answer empty: one that
+        lost every race for free partitions looks again. A partition released drained
+        (`release(drained=True)`) after `drained_since` counts as skipped: another
+        invocation drained it while this one ran (its run's visit is done)."""
+        skipped = set(skip)
+        for _ in range(_CLAIM_TRIES):
+            free = self._free(skipped, want, rng, drained_since)
+            if not free:
+                return []
+            before = {n: self._known[n] for n, _ in free}
+            held = self._hold(free, holder)
+            if held:
+                return [dataclasses.replace(h, claimed_from=before[h.partition]) for h in held]
+            # Every claim refused: those leases changed since this relay last read or wrote
+            # them, and the others it knows may have too (a warm relay after another
+            # invocation's run: skipping the refused ones only, it gave up after three tries
+            # with every partition free). Read them all again: the next try goes by the truth.
+            self._known.clear()
+        return []
+
+    def _free(
+        self,
+        skipped: set[int],
+        want: int,
+        rng: random.Random,
+        drained_since: datetime.datetime | None,
+    ) -> list[tuple[int, datetime.datetime]]:
+        # Each lease document is read once per PartitionLeases (one per Relay, kept across
+        # its runs), when a claim first needs it; later claims, in this run and the next,
+        # go by what was read, written or created since.
+        # Acting on an old reading is safe: the claim is conditional on that update time,
+        # so a lease changed meanwhile is refused (and forgotten, to be read again).
+        wanted = [n for n in range(self.count) if n not in skipped]
+        fresh = [n for n in wanted if n not in self._known]
+        self._look(fresh)
+        now = self._store.clock.earliest()
+        if not self._pick(wanted, want, now, drained_since):
+            # Perhaps released meanwhile: the leases seen held by others are read again,
+            # but not those this claim has just read.
+            just_read = set(fresh)
+            self._look([n for n in wanted if n in self._known and n not in just_read])
+        start = rng.randrange(self.count)
+        order = [(start + step) % self.count for step in range(self.count)]
+        free = self._pick([n for n in order if n not in skipped], want, now, drained_since)
+        return [(n, self._known[n].update_time) for n in free]
+
+    def _pick(
+        self,
+        partitions: list[int],
+        want: int,
+        now: datetime.datetime,
+        drained_since: datetime.datetime | None,
+    ) -> list[int]:
+        """Up to `want` of `partitions` known free or surely expired, and not drained by
+        another invocation since `drained_since`."""
+        free = []
+        for n in partitions:
+            known = self._known.get(n)
+            if known is None or not known.claimable(now, drained_since):
+                continue  # not known, or held by someone, or drained by another since
+            free.append(n)
+            if len(free) >= want:
+                break
+        return free
+
+    def _look(self, partitions: list[int], *, create: bool = True) -> None:
+        """Read the lease documents of `partitions` (creating the missing ones)."""
+        if not partitions:
+            return
+        snapshots = self._read([self.collection.document(str(n)) for n in partitions])
+        missing = []
+        for n in partitions:
+            snapshot = snapshots.get(n)
+            if snapshot is None or not snapshot.exists:
+                missing.append(n)
+                self._known.pop(n, None)
+                continue
+            self._known[n] = KnownLease.read(snapshot)
+        if missing and create:  # the first run ever: every lease not read yet is created
+            unread = [n for n in range(self.count) if n not in self._known]
+            self._known.update(
+                create_free(self._db, self.collection, unread, timeout=self._timeout)
+            )
+            if others := [n for n in partitions if n not in self._known]:
+                self._look(others, create=False)  # created by another invocation meanwhile
+
+    def _read(self, refs: list[Any]) -> dict[int, Any]:
+        sent_at = time.monotonic()
+        snapshots = {int(s.id): s for s in self._db.get_all(refs, timeout=self._timeout)}
+        for snapshot in snapshots.values():
+            self._store.clock.observe(snapshot.read_time, sent_at)
+        return snapshots

@@ -1,0 +1,98 @@
+"""`PageReads`: the partitioned drain's page queries, sent in the background.
+
+Each partition held is read page by page in delivery order (`open_events`). The queries of
+all the partitions held go out at once, on a small pool of their own, and the drain goes on
+publishing what it already read while they are in flight: with Firestore a cross-cloud
+round trip away, a drain that waited for each page would spend most of its time waiting.
+A partition whose page came back short has nothing more to read in this run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from firestore_outbox.relay.partitioned.scan import open_events
+from firestore_outbox.relay.ramp import bucket, pace
+
+if TYPE_CHECKING:
+    from firestore_outbox.firestore.raw import Found
+    from firestore_outbox.relay.partitioned.aggregates import Aggregates
+    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.store import LeaseStore
+
+
+class PageReads:
+    """Cursors of the partitions with more to read, and their page queries in flight.
+    Used from the drain's thread only; a finished query wakes it through `aggregates`."""
+
+    def __init__(
+        self, store: LeaseStore, aggregates: Aggregates, pool: ThreadPoolExecutor, limit: int
+    ) -> None:
+        self._store = store
+        self._aggregates = aggregates
+        self._pool = pool
+        self._limit = limit
+        self._cursors: dict[int, Found | None] = {}
+        self._reading: dict[int, tuple[Future[list[Found]], int]] = {}
+        self._done = threading.Event()
+
+    def start(self, partitions: Iterable[int]) -> None:
+        """Partitions just claimed: read from their first event."""
+        self._cursors.update((p, None) for p in partitions)
+
+    def keep(self, held: Iterable[int]) -> None:
+        """Stop reading partitions no longer held (a page in flight is dropped when it
+        comes back)."""
+        kept = set(held)
+        self._cursors = {p: c for p, c in self._cursors.items() if p in kept}
+
+    @property
+    def open(self) -> set[int]:
+        """Partitions with a page still to read or in flight."""
+        return set(self._cursors) | set(self._reading)
+
+    def can_send(self) -> bool:
+        """Whether a partition has a page to read and no query in flight."""
+        return any(p not in self._reading for p in self._cursors)
+
+    def arrived(self) -> bool:
+        """Whether a page came back since the last `take()`."""
+        return self._done.is_set()
+
+    def send(self, run: Pipeline) -> None:
+        """Query the next page of every partition with none in flight."""
+        waiting = [p for p in self._cursors if p not in self._reading]
+        if not waiting:
+            return
+        # RELAY_RAMP=on: booked before they are read, each page at most a bucket's share.
+        limit = bucket(run.ramp, self._limit * len(waiting)) // len(waiting) or 1
+        pace(run.ramp, limit * len(waiting), run.deadline)
+        for partition in waiting:
+            query = open_events(self._store, partition, limit, self._cursors[partition])
+            future = self._pool.submit(self._store.run, query)
+            future.add_done_callback(self._arrive)
+            self._reading[partition] = (future, limit)
+
+    def take(self, run: Pipeline) -> None:
+        """Queue the pages that came back (a query's error is raised here)."""
+        self._done.clear()
+        for partition, (future, limit) in list(self._reading.items()):
+            if not future.done():
+                continue
+            del self._reading[partition]
+            page = future.result()
+            run.tally["batches"] += 1
+            if partition not in self._cursors:
+                continue  # lost meanwhile
+            self._aggregates.add(partition, page)
+            if len(page) < limit:
+                del self._cursors[partition]  # drained for this run
+            else:
+                self._cursors[partition] = page[-1]
+
+    def _arrive(self, _: Future[list[Found]]) -> None:
+        self._done.set()
+        self._aggregates.poke()

@@ -1,0 +1,63 @@
+"""Partitions: which slice of the outbox an event belongs to, and in what order it goes.
+
+An event's partition is a stable hash of its `aggregateId` (the first 8 bytes of its SHA-256,
+big-endian, modulo `RELAY_PARTITIONS`), so every event of one aggregate lands in the same
+partition whatever process computes it: Python's own `hash()` is salted per process and
+would not do. The repository writes it as the `partition` field when the event is created,
+with `sequence`, the event's position in its unit of work, so events committed together
+(one commit time) keep the order they were added in. The relay orders a partition's events
+by `(createdAt, sequence, document name)`: commit order, then batch order.
+
+The count must stay the same for the life of a deployment: events already written keep the
+partition they were written with (README: "Partitions" says how to change it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from firestore_outbox.config.numbers import parse_whole
+from firestore_outbox.config.settings import env_reader
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.fields import HELD, PARTITION, SEQUENCE
+
+__all__ = [
+    "DEFAULT_PARTITIONS",
+    "HELD",
+    "MAX_PARTITIONS",
+    "PARTITION",
+    "SEQUENCE",
+    "check_partitions",
+    "configured_partitions",
+    "partition_of",
+]
+
+DEFAULT_PARTITIONS = 16
+# Firestore's `in` filters and a lease read of every partition stay small below this.
+MAX_PARTITIONS = 1024
+
+
+def partition_of(aggregate_id: str, partitions: int) -> int:
+    """The partition of `aggregate_id` among `partitions`: stable across processes, hosts
+    and Python versions."""
+    digest = hashlib.sha256(aggregate_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") % partitions
+
+
+def check_partitions(value: object) -> int:
+    """`value` if it is a usable partition count, else `ConfigError` naming the variable."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PARTITIONS:
+        raise ConfigError(
+            f"RELAY_PARTITIONS must be a whole number from 1 to {MAX_PARTITIONS}, got {value!r}"
+        )
+    return value
+
+
+def configured_partitions(environ: Mapping[str, str] | None = None) -> int:
+    """`RELAY_PARTITIONS` (default 16), read the way the rest of the configuration is: the
+    writers (the repository) and the relay must agree on it."""
+    raw = env_reader(environ)("RELAY_PARTITIONS")
+    if raw is None:
+        return DEFAULT_PARTITIONS
+    return check_partitions(parse_whole("RELAY_PARTITIONS", raw))

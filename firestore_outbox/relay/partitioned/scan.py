@@ -1,0 +1,162 @@
+"""The partitioned relay's queries, and healing events written without a partition.
+
+Every query that finds events to deliver leads with `partition`, so its index spreads over
+`RELAY_PARTITIONS` key ranges instead of one range at the end of a timestamp index (which
+Firestore limits to about 500 writes/s):
+
+    partition == p, status in (PENDING, PROCESSING)  order by createdAt, sequence, __name__
+    partition == p, held == true                      (the aggregates a FAILED event holds)
+
+Events written before partitions existed, or by another producer, have no `partition` (or
+no `sequence`) and match neither; nor do events written with a larger `RELAY_PARTITIONS`.
+Like `firestore_outbox.relay.unscheduled`, two counts at one read time tell whether there are any
+(the normal case costs two aggregations); only then are they found in document-name order and
+healed: one conditional write each sets `partition`, `sequence` 0 and, when missing,
+`nextAttemptAt`, after which the partition's holder sees them in commit order.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
+
+from firestore_outbox.fields import CREATED_AT, NEXT_ATTEMPT_AT, STATUS, EventStatus
+from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
+from firestore_outbox.publishers.base import bounded_error
+from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
+from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE, partition_of
+from firestore_outbox.relay.transitions import parked
+
+if TYPE_CHECKING:
+    from firestore_outbox.firestore.raw import Found
+    from firestore_outbox.relay.store import LeaseStore
+
+OPEN = [EventStatus.PENDING.value, EventStatus.PROCESSING.value]
+ORDER = (CREATED_AT, SEQUENCE, "__name__")
+
+
+def open_events(store: LeaseStore, partition: int, limit: int, after: Found | None) -> Any:
+    """Partition `partition`'s PENDING and PROCESSING events in delivery order, after
+    `after` (a document this query returned)."""
+    query = (
+        store.collection.where(filter=FieldFilter(PARTITION, "==", partition))
+        .where(filter=FieldFilter(STATUS, "in", OPEN))
+        .order_by(CREATED_AT)
+        .order_by(SEQUENCE)
+        .order_by("__name__")
+        .limit(limit)
+    )
+    if after is not None:
+        query = query.start_after(
+            {
+                CREATED_AT: after.get(CREATED_AT),
+                SEQUENCE: after.get(SEQUENCE),
+                "__name__": after.reference,
+            }
+        )
+    return query
+
+
+def held_events(store: LeaseStore, partition: int, limit: int) -> Any:
+    """FAILED events of partition `partition` that hold their aggregate."""
+    return (
+        store.collection.where(filter=FieldFilter(PARTITION, "==", partition))
+        .where(filter=FieldFilter(HELD, "==", True))
+        .limit(limit)
+    )
+
+
+def count_unpartitioned(
+    store: LeaseStore, partitions: int, counted: tuple[int, datetime.datetime] | None = None
+) -> int:
+    """Open events without a `partition` below `partitions` (none, or one written with
+    another count): two counts at one read time; `counted`, the open events already counted
+    and the read time of that count, spares the first."""
+    total, read_time = counted or store.count_at(_open(store), None)
+    partitioned, _ = store.count_at(
+        _open(store)
+        .where(filter=FieldFilter(PARTITION, ">=", 0))
+        .where(filter=FieldFilter(PARTITION, "<", partitions))
+        .order_by(PARTITION),
+        read_time,
+    )
+    return max(0, total - partitioned)
+
+
+@dataclass(frozen=True)
+class Healed:
+    """Open events found without a usable partition; how many were given one, how many were
+    parked as FAILED instead (they could never be delivered), and the heals Firestore refused
+    (event id and outcome: `LeaseStore.write` parked the event when it could)."""
+
+    missing: int = 0
+    healed: int = 0
+    parked: int = 0
+    refused: list[tuple[str, Written]] = field(default_factory=list)
+
+
+def heal_unpartitioned(
+    store: LeaseStore,
+    partitions: int,
+    *,
+    scan_limit: int,
+    page_size: int = 250,
+    counted: tuple[int, datetime.datetime] | None = None,
+) -> Healed:
+    """Give open events a partition (and what else the partition query orders by), reading
+    at most `scan_limit` documents; `counted` as for `count_unpartitioned`."""
+    missing = count_unpartitioned(store, partitions, counted)
+    if not missing:
+        return Healed()
+    query = _open(store).order_by("__name__")
+    healed = parked = scanned = 0
+    refused: list[tuple[str, Written]] = []
+    after = None
+    while scanned < scan_limit:
+        page_query = query.limit(min(page_size, scan_limit - scanned))
+        if after is not None:
+            page_query = page_query.start_after({"__name__": after})
+        page = store.run(page_query)
+        scanned += len(page)
+        changes = [c for c in (_heal(d, partitions) for d in page) if c is not None]
+        for change, written in zip(changes, store.write(changes), strict=True):
+            is_park = change.fields is not None and STATUS in change.fields
+            parked += written.applied and is_park
+            healed += written.applied and not is_park
+            if written.outcome is WriteOutcome.REFUSED:
+                refused.append((change.ref.id, written))
+        if len(page) < page_size:
+            break
+        after = page[-1].reference
+    return Healed(missing, healed, parked, refused)
+
+
+def _heal(document: Found, partitions: int) -> Change | None:
+    data = document.to_dict() or {}
+    stored = data.get(PARTITION)
+    has_partition = (
+        isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored < partitions
+    )
+    if has_partition and isinstance(data.get(SEQUENCE), int):
+        return None
+    try:
+        event = OutboxEvent.from_document(document.id, data)
+    except PoisonEvent as exc:  # it could never be sent: parked now, with its reason
+        park = parked(None)
+        park["lastError"] = bounded_error(f"poison event: {exc}")
+        return Change(document.reference, document.update_time, park)
+    fields: dict[str, Any] = {
+        PARTITION: stored if has_partition else partition_of(event.aggregate_id, partitions),
+        # Not `updatedAt`: healing is no state change, and a lease of 0.2 is timed by it.
+        SEQUENCE: data[SEQUENCE] if isinstance(data.get(SEQUENCE), int) else 0,
+    }
+    if not isinstance(data.get(NEXT_ATTEMPT_AT), datetime.datetime):
+        fields[NEXT_ATTEMPT_AT] = SERVER_TIMESTAMP
+    return Change(document.reference, document.update_time, fields)
+
+
+def _open(store: LeaseStore) -> Any:
+    return store.collection.where(filter=FieldFilter(STATUS, "in", OPEN))

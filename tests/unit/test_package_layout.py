@@ -1,0 +1,180 @@
+"""The library's shape: one package, folders a reader can take in, no way back into `app`,
+and no import cycle (type-only imports included: a cycle hidden behind `TYPE_CHECKING` is
+still two modules that cannot be understood one without the other)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY = ROOT / "firestore_outbox"
+MAX_MODULES_PER_FOLDER = 16  # "about 15", not counting __init__.py
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(path): path for path in sorted(LIBRARY.rglob("*.py"))}
+
+
+def imports(path: Path, *, module_level_only: bool) -> set[str]:
+    """The modules `path` imports; `module_level_only` skips imports inside functions. A
+    package's `__init__` may re-export lazily (PEP 562) with type-only imports for type
+    checkers: those run never, and are skipped there (and only there)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = (
+        module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    )
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if path.name == "__init__.py" and _type_checking_block(child):
+                continue
+            if isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in child.names:
+                    candidate = f"{base}.{alias.name}"
+                    found.add(candidate if candidate in MODULES else base)
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) in {
+        "TYPE_CHECKING",
+        "typing.TYPE_CHECKING",
+    }
+
+
+def test_the_library_never_imports_the_reference_application() -> None:
+    offenders = {
+        name: sorted(m for m in imports(path, module_level_only=False) if m.split(".")[0] == "app")
+        for name, path in MODULES.items()
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_no_folder_holds_more_than_about_fifteen_modules() -> None:
+    sizes = {
+        str(folder.relative_to(ROOT)): len(
+            [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        )
+        for folder in [LIBRARY, *[p for p in LIBRARY.rglob("*") if p.is_dir()]]
+        if folder.name != "__pycache__"
+    }
+    assert {folder: n for folder, n in sizes.items() if n > MAX_MODULES_PER_FOLDER} == {}
+    assert sum(sizes.values()) > 100  # the walk saw the library
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            connect(node)
+    return found
+
+
+def ancestors(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:n]) for n in range(1, len(parts))]
+
+
+def library_graph() -> dict[str, set[str]]:
+    """Module -> the library modules importing it runs: each one it names, and the packages
+    above those (their `__init__` runs first), except the packages above the importer itself,
+    which Python has already started before the importer runs."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        own = set(ancestors(name)) | {name}
+        targets = set()
+        for module in imports(path, module_level_only=True):
+            if module in MODULES:
+                targets |= {module, *(p for p in ancestors(module) if p not in own)}
+        graph[name] = {m for m in targets if m in MODULES and m != name}
+    return graph
+
+
+def test_no_import_cycle_among_the_library_modules() -> None:
+    assert cycles(library_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_import_walk_sees_type_only_imports_and_the_packages_above() -> None:
+    graph = library_graph()
+    assert "firestore_outbox.relay.config" in graph["firestore_outbox.relay.core"]
+    # the ops import the relay's store: the relay package's __init__ runs first
+    assert "firestore_outbox.relay" in graph["firestore_outbox.ops.held"]
+    assert "firestore_outbox.relay" not in graph["firestore_outbox.relay.core"]
+
+
+IMPORT_EVERY_PUBLIC_NAME = """
+import socket, sys
+def refuse(*args, **kwargs):
+    raise AssertionError(f"connected on import: {args}")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+import firestore_outbox
+for name in firestore_outbox.__all__:
+    assert getattr(firestore_outbox, name).__doc__, name
+print(sorted(m for m in sys.modules if m == "app" or m.startswith("app.")))
+"""
+
+
+def test_importing_the_library_imports_no_app_module_and_connects_to_nothing() -> None:
+    # Run from the repository's root, where the reference `app` package is importable.
+    ran = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERY_PUBLIC_NAME],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]"
