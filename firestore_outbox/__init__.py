@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
     from firestore_outbox.relay.config import RelayConfig, load_relay_config
     from firestore_outbox.relay.core import Relay
+    from firestore_outbox.relay.summary import RunStatus, RunSummary, StopReason
     from firestore_outbox.signing import InvalidSignature, Signer
 
 # name -> the internal module that defines it, imported on first use
@@ -83,6 +84,9 @@ _LAZY = {
     "RelayConfig": "firestore_outbox.relay.config",
     "load_relay_config": "firestore_outbox.relay.config",
     "Relay": "firestore_outbox.relay.core",
+    "RunStatus": "firestore_outbox.relay.summary",
+    "RunSummary": "firestore_outbox.relay.summary",
+    "StopReason": "firestore_outbox.relay.summary",
     "InvalidSignature": "firestore_outbox.signing",
     "Signer": "firestore_outbox.signing",
 }
@@ -114,8 +118,11 @@ __all__ = [
     "ReceivedEvent",
     "Relay",
     "RelayConfig",
+    "RunStatus",
+    "RunSummary",
     "Settings",
     "Signer",
+    "StopReason",
     "UnitOfWorkClosed",
     "Verdict",
     "get_db_client",

@@ -86,7 +86,7 @@ def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str,
             time_budget=_time_budget(context, relay.config),
             instance_id=request_id,
             fan_out=not is_fan_out(trigger),  # a fanned-out invocation starts no more
-        )
+        ).to_json()
     summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
     log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
     return summary

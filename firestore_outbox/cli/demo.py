@@ -42,6 +42,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     # firestore_outbox.observability.logs).
     for name in ("", "google"):
         logging.getLogger(name).setLevel(settings.log_level)
-    run_demo = load(DEMO, "outbox demo")
+    run_demo = load(DEMO)
     code: int = run_demo(settings)
     return code

@@ -17,24 +17,25 @@ from typing import Any
 from firestore_outbox.errors import ConfigError
 
 
-def load(spec: str, option: str) -> Any:
-    """The object `spec` (`package.module:attribute`) names; `ConfigError` naming `option`
-    when it is malformed or cannot be imported."""
+def load(spec: str, option: str | None = None) -> Any:
+    """The object `spec` (`package.module:attribute`) names; `ConfigError` (naming `option`,
+    the command-line option that gave it, if any) when it is malformed or not importable."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise ConfigError(f"{option} must be MODULE:ATTRIBUTE, got {spec!r}")
+        raise ConfigError(f"{option or 'the target'} must be MODULE:ATTRIBUTE, got {spec!r}")
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.append(cwd)  # after site-packages: an installed package wins, as with -m
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
+        own = f", or name your own with {option} MODULE:ATTRIBUTE" if option else ""
         raise ConfigError(
-            f"{option} {spec}: no module named {exc.name!r}. The reference application (app/) "
-            "comes with the firestore-outbox repository, not with the wheel: run this from the "
-            f"root of a checkout, or name your own with {option}"
+            f"{spec}: no module named {exc.name!r}. The reference application (app/) comes "
+            "with the firestore-outbox repository, not with the wheel: run this from the root "
+            f"of a checkout{own}"
         ) from exc
     try:
         return getattr(module, attribute)
     except AttributeError:
-        raise ConfigError(f"{option} {spec}: {module_name} has no {attribute!r}") from None
+        raise ConfigError(f"{spec}: {module_name} has no {attribute!r}") from None

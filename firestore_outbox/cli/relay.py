@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace, relay: Relay) -> int:
         finally:
             stopping.cancel()
     else:
-        summary = relay.run(time_budget=args.time_budget)
+        summary = relay.run(time_budget=args.time_budget).to_json()
     print(json.dumps(summary, sort_keys=True), flush=True)
     # The summary is on stdout for scripts; the reason, on stderr, for the person.
     if summary["status"] != "ok":

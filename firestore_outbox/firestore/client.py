@@ -16,6 +16,7 @@ from google.oauth2 import service_account
 
 from firestore_outbox.config.settings import Settings, default_settings
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.firestore.raw import gapic_if_made, point_at_emulator
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +69,7 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
             database=settings.database,
             credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
         )
-        # The client reads FIRESTORE_EMULATOR_HOST from os.environ only; settings may come
-        # from a .env file or from the caller, so point it at the emulator explicitly.
-        client._emulator_host = settings.emulator_host
+        point_at_emulator(client, settings.emulator_host)
         logger.debug("using the Firestore emulator at %s", settings.emulator_host)
         return _made_now(client)
     credentials = _service_account(settings)
@@ -99,7 +98,7 @@ def close_clients(timeout: float, *, keep: Collection[firestore.Client] = ()) ->
     good after its last line. gRPC's close has no timeout of its own: it runs on a daemon
     thread, waited for at most `timeout`; one that does not finish holds the channels from
     that thread, so the exit does not try to close them again."""
-    apis = [c._firestore_api_internal for c in list(_made) if c not in keep]  # None: unused
+    apis = [gapic_if_made(c) for c in list(_made) if c not in keep]  # None: unused
     channels = [api.transport for api in apis if api is not None]
     if not channels:
         return True

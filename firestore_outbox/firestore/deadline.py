@@ -13,6 +13,8 @@ from google.api_core import exceptions as google_exceptions
 from google.api_core import gapic_v1
 from google.api_core import retry as retries
 
+from firestore_outbox.firestore.raw import rewrap_methods
+
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
@@ -38,20 +40,19 @@ def with_deadline(db: Client, deadline: float) -> Client:
     """`db` with `timeout=deadline` and `bounded_retry(deadline)` as the default of every
     call, for code that cannot pass them call by call (queries, aggregations, iterators).
 
-    Replaces the client's precomputed GAPIC wrappers, a private part of
-    google-cloud-firestore; tests/unit/test_deadline.py pins it."""
+    Replaces the client's precomputed GAPIC wrappers (`raw.rewrap_methods`, the one place
+    that touches them; tests/unit/test_deadline.py checks the effect)."""
     from google.cloud.firestore_v1.services.firestore.transports.base import DEFAULT_CLIENT_INFO
 
-    transport = db._firestore_api._transport
-    transport._wrapped_methods = {
-        method: gapic_v1.method.wrap_method(  # type: ignore[no-untyped-call]
+    rewrap_methods(
+        db,
+        lambda method: gapic_v1.method.wrap_method(  # type: ignore[no-untyped-call]
             method,
             default_retry=bounded_retry(deadline),
             default_timeout=deadline,
             client_info=DEFAULT_CLIENT_INFO,
-        )
-        for method in transport._wrapped_methods
-    }
+        ),
+    )
     return db
 
 

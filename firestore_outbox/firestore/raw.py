@@ -1,4 +1,15 @@
-"""The one module that reaches into the Firestore client's private internals, for speed.
+"""The one module that reaches into google-cloud-firestore's private internals.
+
+Everywhere else the library uses the client's public API. Here, and only here:
+
+- writes encoded straight to protobuf and query results decoded once, for speed (below);
+- the client's plumbing that has no public handle: which emulator it talks to, its GAPIC
+  client once made (to close its channel), its precomputed method wrappers (to give every
+  call one deadline), a batch's encoded writes (to measure a commit before sending it), and
+  its channel (for the test and benchmark wire meter);
+- the two places follow mode reaches inside `Watch` (a listener): see `watch_failures`.
+
+Why the writes and reads:
 
 The relay writes two small updates per event (lease, settle) and reads each due event once.
 Through the public API each write costs a few hundred microseconds of proto-plus wrapping and
@@ -7,34 +18,43 @@ encoding and decoding the relay's largest CPU costs. Here writes are encoded str
 protobuf (same update mask, server-timestamp transforms and update-time precondition) and
 query results decoded once by the client's own decoder.
 
-Every private name used is listed in `PINNED`; `tests/unit/test_firestore_raw.py` checks that
-each still exists, so a client upgrade that moves one fails that test with a clear message
-instead of failing the relay at run time.
+Every private name used on a class or module is listed in `PINNED`; those set on instances
+are pinned on real instances. `tests/unit/test_firestore_raw.py` checks them all, so a client
+upgrade that moves one fails that test with a clear message instead of failing the relay at run
+time.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping, Sequence
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import grpc
+from google.api_core import exceptions as google_exceptions
 from google.api_core.datetime_helpers import DatetimeWithNanoseconds
 from google.cloud.firestore import SERVER_TIMESTAMP
 from google.cloud.firestore_v1 import _helpers, base_client, base_collection, base_query, document
 from google.cloud.firestore_v1 import client as _client
 from google.cloud.firestore_v1 import transforms as _transforms
+from google.cloud.firestore_v1 import watch as watch_module
 from google.cloud.firestore_v1.types import common, firestore, write
 from google.cloud.firestore_v1.types import document as document_types
 from google.protobuf import timestamp_pb2
 
 if TYPE_CHECKING:
     from google.api_core.retry import Retry
-    from google.cloud.firestore import Client, DocumentReference, Query
+    from google.cloud.firestore import Client, DocumentReference, Query, Watch
 
 # (owner, private attribute) pairs this module relies on: pinned by a unit test. Besides
-# these, a query's `_parent` (its collection) is set in `__init__`, so the test pins it on an
-# instance.
+# these, attributes set in `__init__` are pinned on instances: a query's `_parent`, a client's
+# `_emulator_host`, `_credentials`, `_client_options` and its transport's `_wrapped_methods`,
+# a batch's `_write_pbs`, a watch's `_rpc` and its `_reopen_throttle`.
 PINNED: tuple[tuple[Any, str], ...] = (
     (_helpers, "decode_dict"),
     (_helpers, "encode_value"),
@@ -42,11 +62,12 @@ PINNED: tuple[tuple[Any, str], ...] = (
     (_transforms, "_NumericValue"),
     (_transforms, "_ValueList"),
     (_client.Client, "_firestore_api"),
-    (
-        base_client.BaseClient,
-        "_firestore_api_internal",
-    ),  # firestore_outbox.firestore.client.close_clients
+    (base_client.BaseClient, "_firestore_api_internal"),
     (base_client.BaseClient, "_database_string"),
+    (base_client.BaseClient, "_emulator_channel"),
+    (base_client.BaseClient, "_target"),
+    (base_client, "_DEFAULT_CHANNEL_OPTIONS"),
+    (watch_module, "_RPC_ERROR_THREAD_NAME"),
     (base_client.BaseClient, "_rpc_metadata"),
     (document.DocumentReference, "_document_path"),
     (base_query.BaseQuery, "_to_protobuf"),
@@ -236,3 +257,127 @@ def _timestamp(moment: datetime.datetime) -> timestamp_pb2.Timestamp:
     stamp = timestamp_pb2.Timestamp()
     stamp.FromDatetime(moment)
     return stamp
+
+
+# --- The client's plumbing -------------------------------------------------------------------
+
+
+def emulator_host(db: Any) -> str | None:
+    """The emulator `db` talks to; None for the real service (or an in-memory fake)."""
+    return getattr(db, "_emulator_host", None)
+
+
+def point_at_emulator(client: Client, host: str) -> None:
+    """Make `client` talk to the emulator at `host`. The client reads FIRESTORE_EMULATOR_HOST
+    from `os.environ` only; settings may come from `.env` or from the caller."""
+    client._emulator_host = host
+
+
+def gapic_if_made(client: Client) -> Any:
+    """The client's GAPIC client (whose `transport` holds the channel), or None before its
+    first call."""
+    return client._firestore_api_internal
+
+
+def rewrap_methods(db: Client, wrap: Callable[[Any], Any]) -> None:
+    """Replace the client's precomputed GAPIC method wrappers with `wrap(method)` each: the
+    only way to give every call (queries, aggregations, iterators) one default deadline."""
+    transport = db._firestore_api._transport
+    transport._wrapped_methods = {method: wrap(method) for method in transport._wrapped_methods}
+
+
+def encoded_writes(batch: Any) -> list[Any] | None:
+    """The protobuf writes a `WriteBatch` will send; None for an in-memory fake."""
+    return getattr(batch, "_write_pbs", None)
+
+
+def intercept(db: Client, interceptor: Any) -> None:
+    """Put a gRPC client `interceptor` on `db`'s channel. Call before `db`'s first request."""
+    from google.cloud.firestore_v1.services.firestore import client as gapic
+    from google.cloud.firestore_v1.services.firestore.transports.grpc import (
+        FirestoreGrpcTransport,
+    )
+
+    if db._firestore_api_internal is not None:
+        raise RuntimeError("intercept(db) must come before the client's first request")
+    if db._emulator_host is not None:
+        channel = db._emulator_channel(FirestoreGrpcTransport)  # type: ignore[no-untyped-call]
+    else:
+        channel = FirestoreGrpcTransport.create_channel(
+            db._target, credentials=db._credentials, options=base_client._DEFAULT_CHANNEL_OPTIONS
+        )
+    channel = grpc.intercept_channel(channel, interceptor)
+    db._transport = FirestoreGrpcTransport(host=db._target, channel=channel)
+    db._firestore_api_internal = gapic.FirestoreClient(
+        transport=db._transport, client_options=db._client_options
+    )
+
+
+# --- Inside `Watch` --------------------------------------------------------------------------
+# The two places follow mode reaches inside google-cloud-firestore's `Watch` (a listener).
+#
+# `Watch` reports a stream that ended for good only by raising the error in a thread of its own
+# (`Thread-OnRpcTerminated`), which Python prints as a bare traceback on stderr; and it re-opens
+# a stream that failed with a "recoverable" error (UNAVAILABLE among them) at once and forever:
+# with Firestore unreachable, that loop burns a whole CPU core. Both are fixed here, and only
+# here, so a client upgrade that moves them breaks one module, which
+# `tests/unit/test_watch_internals.py` pins:
+#
+# - `watch_failures(on_failure)` routes the errors those threads raise to `on_failure`;
+# - `give_up_when_reconnecting_in_a_loop(watch)` lets the stream re-open a few times (a server
+#   closing a long-lived stream is normal) and ends it with `ServiceUnavailable` when it keeps
+#   failing, so the listener is reported down and `Listener` takes over with its own backoff.
+
+FAILURE_THREAD: str = watch_module._RPC_ERROR_THREAD_NAME
+# More re-opens than this within the window means the stream is not coming back by itself.
+REOPENS_ALLOWED = 3
+REOPEN_WINDOW_SECONDS = 10.0
+
+
+@contextmanager
+def watch_failures(on_failure: Callable[[BaseException], None]) -> Iterator[None]:
+    """While inside, the error a `Watch` ends with goes to `on_failure` instead of stderr;
+    every other thread's uncaught exception goes to the hook that was there before."""
+    previous = threading.excepthook
+
+    def hook(args: Any) -> None:
+        thread = args.thread
+        if thread is not None and thread.name == FAILURE_THREAD and args.exc_value is not None:
+            on_failure(args.exc_value)
+        else:
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = previous
+
+
+class _GiveUpInALoop:
+    """The `ResumableBidiRpc` re-open throttle slot: entered before each re-open; raising
+    ends the stream with that error (the RPC finalizes and the Watch closes)."""
+
+    def __init__(self) -> None:
+        self._reopens: deque[float] = deque()
+
+    def __enter__(self) -> None:
+        now = time.monotonic()
+        while self._reopens and self._reopens[0] < now - REOPEN_WINDOW_SECONDS:
+            self._reopens.popleft()
+        if len(self._reopens) >= REOPENS_ALLOWED:
+            raise google_exceptions.ServiceUnavailable(  # type: ignore[no-untyped-call]
+                f"listener stream failed {REOPENS_ALLOWED + 1} times within "
+                f"{REOPEN_WINDOW_SECONDS:g}s: Firestore unreachable"
+            )
+        self._reopens.append(now)
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+def give_up_when_reconnecting_in_a_loop(watch: Watch) -> None:
+    """Make `watch` end with `ServiceUnavailable` instead of re-opening in a tight loop."""
+    rpc = getattr(watch, "_rpc", None)
+    if rpc is not None:  # None: the watch already closed, nothing left to pace
+        rpc._reopen_throttle = _GiveUpInALoop()

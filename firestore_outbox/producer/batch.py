@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.limits import REQUEST_ENVELOPE_BYTES, document_size
+from firestore_outbox.firestore.raw import encoded_writes
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference, WriteBatch
@@ -57,7 +58,7 @@ def build_batch(db: Client, writes: Sequence[Write]) -> WriteBatch:
 
 def request_size(batch: Any, writes: Sequence[Write]) -> int:
     """Bytes the commit will send: the encoded writes the client built, plus the envelope."""
-    encoded = getattr(batch, "_write_pbs", None)  # google-cloud-firestore's WriteBatch
+    encoded = encoded_writes(batch)
     if encoded is None:  # an in-memory fake: estimate with the storage-size formula
         return sum(document_size(w.ref.path, w.data) for w in writes)
     return REQUEST_ENVELOPE_BYTES + sum(int(type(pb).pb(pb).ByteSize()) for pb in encoded)

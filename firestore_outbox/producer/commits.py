@@ -42,6 +42,7 @@ from firestore_outbox.errors import (
     IdempotencyConflict,
 )
 from firestore_outbox.firestore.deadline import UNANSWERED, bounded_retry, unanswered
+from firestore_outbox.firestore.raw import emulator_host
 from firestore_outbox.producer.batch import Write, build_batch
 
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ def _unanswered(
     the outcome is unknown."""
     if not isinstance(exc, UNANSWERED):
         return unknown
-    settings = replace(settings, emulator_host=getattr(db, "_emulator_host", None))
+    settings = replace(settings, emulator_host=emulator_host(db))
     return CommitOutcomeUnknown(
         f"{unanswered(settings, exc)}: {unknown}", paths=unknown.paths, token=unknown.token
     )

@@ -20,6 +20,7 @@ from firestore_outbox.firestore.limits import (
     MAX_WRITES_PER_BATCH,
     document_size,
 )
+from firestore_outbox.firestore.raw import emulator_host
 from firestore_outbox.producer.batch import Write, build_batch, request_size
 from firestore_outbox.producer.commits import COMMIT_TOKEN_FIELD, Landing, send
 from firestore_outbox.producer.repository import OutboxRepository
@@ -68,7 +69,7 @@ class FirestoreUnitOfWork:
         self._settings = settings
         self._max_writes = max_writes
         if max_batch_bytes is None:
-            on_emulator = getattr(db, "_emulator_host", None)
+            on_emulator = emulator_host(db)
             max_batch_bytes = EMULATOR_MAX_REQUEST_BYTES if on_emulator else MAX_REQUEST_BYTES
         self._max_batch_bytes = max_batch_bytes
         self._writes: list[Write] = []

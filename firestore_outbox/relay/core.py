@@ -18,7 +18,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from google.api_core import exceptions as google_exceptions
 
@@ -30,12 +30,13 @@ from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import OnSettled
 from firestore_outbox.relay.partitioned.drain import PartitionDrain
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.settings import FailedHead, LeaseMode
 from firestore_outbox.relay.per_event.delivering import deliver_batch, open_pipeline, ramp_governor
 from firestore_outbox.relay.per_event.leasing import drain_due
 from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.summary import finish_summary, stopped_by_firestore
+from firestore_outbox.relay.summary import RunSummary, StopReason, finish_summary, firestore_error
 from firestore_outbox.relay.transitions import bounded_instance_id
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class Relay:
             db,
             settings.outbox_collection,
             timeout=config.firestore_timeout_seconds,
-            park_holds=config.ordered and config.failed_head == "hold",
+            park_holds=config.ordered and config.failed_head is FailedHead.HOLD,
         )
         source = config.event_source or (
             f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
@@ -120,7 +121,7 @@ class Relay:
         instance_id: str | None = None,
         stop: threading.Event | None = None,
         fan_out: bool = False,
-    ) -> dict[str, Any]:
+    ) -> RunSummary:
         """Drain due events for at most `time_budget` seconds (default and ceiling: the
         configured budget), or until `stop` is set (partition leases only: follow mode).
         `fan_out`: may start more invocations for a large backlog
@@ -134,9 +135,9 @@ class Relay:
         deadline = started + budget
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
         tally: Counter[str] = Counter()
-        summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
+        stopped_by, error, channel = StopReason.DRAINED, None, None
         try:
-            if self.config.leases == "partition":
+            if self.config.leases is LeaseMode.PARTITION:
                 self._leases = self._leases or self.partition_leases()
                 drain = PartitionDrain(
                     self._store,
@@ -150,17 +151,19 @@ class Relay:
                 with self.pipeline(
                     deadline, instance, tally, on_settled=drain.aggregates.settled
                 ) as pipeline:
-                    summary["stoppedBy"] = drain.run(pipeline)
+                    stopped_by = drain.run(pipeline)
             else:
                 with self.pipeline(deadline, instance, tally) as pipeline:
-                    summary["stoppedBy"] = drain_due(self, pipeline)
-            if not tally["leased"] and summary["stoppedBy"] == "drained":
+                    stopped_by = drain_due(self, pipeline)
+            if not tally["leased"] and stopped_by is StopReason.DRAINED:
                 self._ramp = None  # idle: the next backlog ramps up from the start again
             if pipeline.breaker.error_class:  # also when it opened after the last lease
-                summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
+                stopped_by, channel = StopReason.CHANNEL, pipeline.breaker.error_class
         except google_exceptions.GoogleAPIError as exc:
-            stopped_by_firestore(summary, exc, instance)
-        return finish_summary(summary, tally, instance, started)
+            error = firestore_error(exc, instance)
+        return finish_summary(
+            tally, instance, started, stopped_by=stopped_by, error=error, channel=channel
+        )
 
     @contextmanager
     def pipeline(

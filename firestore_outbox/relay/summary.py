@@ -1,15 +1,20 @@
-"""What one `Relay.run()` reports: the counts its summary always carries, and how the summary
-is finished (or marked as stopped by a Firestore error) and recorded as metrics.
+"""What one `Relay.run()` reports (`RunSummary`), why a run stopped (`StopReason`), and how a
+run's tally becomes its summary (or a Firestore error its end), recorded as metrics.
 
-The counts are named once, here: follow mode's summary (`firestore_outbox.relay.follow.progress`)
-carries the same ones, so a counter added here shows up there too.
+The counts are named once, here (`RUN_COUNTS`, their JSON names): follow mode's summary
+(`firestore_outbox.relay.follow.progress`) carries the same ones, so a count added here shows
+up there too.
 """
 
 from __future__ import annotations
 
+import enum
+import functools
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.api_core import exceptions as google_exceptions
@@ -20,32 +25,124 @@ from firestore_outbox.observability.metrics import record_run
 # The relay core's name, as before this module was split from it: log queries filter on it.
 logger = logging.getLogger("firestore_outbox.relay.core")
 
-# Counted in every run's summary, zeros included.
-RUN_COUNTS = (
-    "processed",
-    "failed",
-    "retried",
-    "reclaimed",
-    "released",
-    "poisoned",
-    "contended",
-    "lostLeases",
-    "refused",
-    "unsettled",
-    "unscheduled",
-    "leased",
-    "batches",
-    "lagMs",
-    "healed",
-    "partitionsClaimed",
-    "fannedOut",
-)
+
+class RunStatus(str, enum.Enum):
+    """`ok`, or `error` when a Firestore error ended the run (see `RunSummary.error`)."""
+
+    OK = "ok"
+    ERROR = "error"
 
 
-def stopped_by_firestore(
-    summary: dict[str, Any], exc: google_exceptions.GoogleAPIError, instance: str
-) -> None:
-    """Log the Firestore error that ended run `instance` and mark `summary` as ended by it."""
+class StopReason(str, enum.Enum):
+    """Why a run stopped draining."""
+
+    DRAINED = "drained"  # nothing due was left
+    BUDGET = "budget"  # the time budget ran out (or follow mode is stopping)
+    CHANNEL = "channel"  # the circuit breaker opened: the downstream channel is broken
+    ERROR = "error"  # Firestore failed
+    STOP = "stop"  # follow mode was asked to stop
+
+
+# The counts every summary carries, zeros included: JSON name -> attribute.
+_COUNTS = {
+    "processed": "processed",
+    "failed": "failed",
+    "retried": "retried",
+    "reclaimed": "reclaimed",
+    "released": "released",
+    "poisoned": "poisoned",
+    "contended": "contended",
+    "lostLeases": "lost_leases",
+    "refused": "refused",
+    "unsettled": "unsettled",
+    "unscheduled": "unscheduled",
+    "leased": "leased",
+    "batches": "batches",
+    "lagMs": "lag_ms",
+    "healed": "healed",
+    "partitionsClaimed": "partitions_claimed",
+    "fannedOut": "fanned_out",
+}
+RUN_COUNTS = tuple(_COUNTS)
+
+
+@dataclass(frozen=True, eq=False)
+class RunSummary(Mapping[str, Any]):
+    """One run's report. Typed attributes for code; `to_json()` (or reading it as the mapping
+    it also is, `summary["processed"]`) for logs and scripts, with the same keys as always."""
+
+    status: RunStatus
+    stopped_by: StopReason
+    instance_id: str
+    duration_ms: int
+    error: str | None = None  # what ended the run, when `status` is `error`
+    channel: str | None = None  # the broken channel's error class, when stopped by it
+    processed: int = 0
+    failed: int = 0
+    retried: int = 0
+    reclaimed: int = 0
+    released: int = 0
+    poisoned: int = 0
+    contended: int = 0
+    lost_leases: int = 0
+    refused: int = 0
+    unsettled: int = 0
+    unscheduled: int = 0
+    leased: int = 0
+    batches: int = 0
+    lag_ms: int = 0
+    healed: int = 0
+    partitions_claimed: int = 0
+    fanned_out: int = 0
+    _json: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        json: dict[str, Any] = {"status": self.status.value, "stoppedBy": self.stopped_by.value}
+        if self.error is not None:
+            json["error"] = self.error
+        if self.channel is not None:
+            json["channel"] = self.channel
+        json.update({name: getattr(self, attribute) for name, attribute in _COUNTS.items()})
+        json.update(instanceId=self.instance_id, durationMs=self.duration_ms)
+        object.__setattr__(self, "_json", json)
+
+    @classmethod
+    def from_tally(
+        cls,
+        tally: Mapping[str, int],
+        *,
+        status: RunStatus,
+        stopped_by: StopReason,
+        instance_id: str,
+        duration_ms: int,
+        error: str | None = None,
+        channel: str | None = None,
+    ) -> RunSummary:
+        """The summary of a run whose counts are in `tally` (by JSON name)."""
+        counts = {attribute: int(tally.get(name, 0)) for name, attribute in _COUNTS.items()}
+        return cls(status, stopped_by, instance_id, duration_ms, error, channel, **counts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as one JSON object (a new dict each call)."""
+        return dict(self._json)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._json[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._json)
+
+    def __len__(self) -> int:
+        return len(self._json)
+
+    @functools.cached_property
+    def ok(self) -> bool:
+        """True unless a Firestore error ended the run."""
+        return self.status is RunStatus.OK
+
+
+def firestore_error(exc: google_exceptions.GoogleAPIError, instance: str) -> str:
+    """Log the Firestore error that ended run `instance`; the summary's `error` for it."""
     log_event(
         logger,
         logging.ERROR,
@@ -54,19 +151,28 @@ def stopped_by_firestore(
         instanceId=instance,
         errorClass=type(exc).__name__,
     )
-    summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
+    return f"Firestore: {exc}"
 
 
 def finish_summary(
-    summary: dict[str, Any], tally: Counter[str], instance: str, started: float
-) -> dict[str, Any]:
-    """`summary` with every one of `RUN_COUNTS` from `tally`, the run's `instanceId` and its
-    `durationMs` since `started` (monotonic), recorded as metrics
-    (`firestore_outbox.observability.metrics`)."""
-    summary.update(
-        {name: tally[name] for name in RUN_COUNTS},
-        instanceId=instance,
-        durationMs=round((time.monotonic() - started) * 1000),
+    tally: Counter[str],
+    instance: str,
+    started: float,
+    *,
+    stopped_by: StopReason,
+    error: str | None = None,
+    channel: str | None = None,
+) -> RunSummary:
+    """The run's summary from `tally`, with its `durationMs` since `started` (monotonic),
+    recorded as metrics (`firestore_outbox.observability.metrics`)."""
+    summary = RunSummary.from_tally(
+        tally,
+        status=RunStatus.ERROR if error is not None else RunStatus.OK,
+        stopped_by=StopReason.ERROR if error is not None else stopped_by,
+        instance_id=instance,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        error=error,
+        channel=channel,
     )
     record_run(summary)
     return summary

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from firestore_outbox.firestore.raw import intercept
+
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
@@ -82,30 +84,6 @@ def meter(db: Client) -> OperationMeter:
     counter = OperationMeter()
     intercept(db, _Interceptor(counter))
     return counter
-
-
-def intercept(db: Client, interceptor: Any) -> None:
-    """Put a gRPC client `interceptor` on `db`'s channel. Call before `db`'s first request."""
-    from google.cloud.firestore_v1.services.firestore import client as gapic
-    from google.cloud.firestore_v1.services.firestore.transports.grpc import (
-        FirestoreGrpcTransport,
-    )
-
-    if db._firestore_api_internal is not None:
-        raise RuntimeError("intercept(db) must come before the client's first request")
-    if db._emulator_host is not None:
-        channel = db._emulator_channel(FirestoreGrpcTransport)  # type: ignore[no-untyped-call]
-    else:
-        from google.cloud.firestore_v1.base_client import _DEFAULT_CHANNEL_OPTIONS
-
-        channel = FirestoreGrpcTransport.create_channel(
-            db._target, credentials=db._credentials, options=_DEFAULT_CHANNEL_OPTIONS
-        )
-    channel = grpc.intercept_channel(channel, interceptor)
-    db._transport = FirestoreGrpcTransport(host=db._target, channel=channel)
-    db._firestore_api_internal = gapic.FirestoreClient(
-        transport=db._transport, client_options=db._client_options
-    )
 
 
 def _method(details: grpc.ClientCallDetails) -> str:

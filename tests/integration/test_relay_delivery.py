@@ -68,4 +68,4 @@ def test_a_summary_reports_lag_and_counts(
     add_raw_event(db, settings, "late", nextAttemptAt=utcnow() - dt.timedelta(seconds=30))
     summary = make_relay(db, settings, receiver.url).run()
     assert summary["lagMs"] >= 30_000
-    assert json.loads(json.dumps(summary)) == summary  # loggable as one JSON line
+    assert json.loads(json.dumps(summary.to_json())) == summary  # loggable as one JSON line

@@ -1,4 +1,4 @@
-"""Pins what `firestore_outbox.firestore.watch_internals` relies on inside google-cloud-firestore
+"""Pins what `firestore_outbox.firestore.raw` relies on inside google-cloud-firestore
 and
 google-api-core: a client upgrade that moves any of it fails here, not in production."""
 
@@ -13,7 +13,7 @@ from google.api_core import bidi
 from google.api_core import exceptions as google_exceptions
 from google.cloud.firestore_v1 import watch as watch_module
 
-from firestore_outbox.firestore import watch_internals
+from firestore_outbox.firestore import raw as watch_internals
 
 
 class _RefusedCall:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.fields import NEXT_ATTEMPT_AT
-from firestore_outbox.firestore.watch_internals import watch_failures
+from firestore_outbox.firestore.raw import watch_failures
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.core import Pipeline, Relay
 from firestore_outbox.relay.follow.listener import (
@@ -39,6 +39,7 @@ from firestore_outbox.relay.follow.listener import (
 )
 from firestore_outbox.relay.follow.partitioned import follow_partitions
 from firestore_outbox.relay.follow.progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
+from firestore_outbox.relay.partitioned.settings import LeaseMode
 from firestore_outbox.relay.per_event.leasing import look_for_due
 from firestore_outbox.relay.unscheduled import find_unscheduled
 
@@ -77,7 +78,7 @@ class Follower:
         """Deliver until `stop()`; return the summary. A Firestore error is logged and the
         worker starts over after the listener's backoff instead of exiting. With partition
         leases (the default) it runs `firestore_outbox.relay.follow.partitioned` instead."""
-        if self._config.leases == "partition":
+        if self._config.leases is LeaseMode.PARTITION:
             return follow_partitions(
                 self._relay,
                 self._stop,

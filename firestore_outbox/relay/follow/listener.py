@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.fields import NEXT_ATTEMPT_AT
-from firestore_outbox.firestore.watch_internals import give_up_when_reconnecting_in_a_loop
+from firestore_outbox.firestore.raw import give_up_when_reconnecting_in_a_loop
 from firestore_outbox.observability.logs import log_event
 
 if TYPE_CHECKING:

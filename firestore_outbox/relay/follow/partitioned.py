@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
-from firestore_outbox.firestore.watch_internals import watch_failures
+from firestore_outbox.firestore.raw import watch_failures
 from firestore_outbox.relay.breaker import COOLDOWN_SECONDS
 from firestore_outbox.relay.follow.listener import (
     HEALTH_CHECK_SECONDS,
@@ -39,6 +39,7 @@ from firestore_outbox.relay.follow.progress import (
     RUN_COUNTS,
     FollowProgress,
 )
+from firestore_outbox.relay.summary import RunSummary, StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.core import Relay
@@ -81,34 +82,34 @@ def follow_partitions(
                     time_budget=config.time_budget_seconds, instance_id=instance, stop=stop
                 )
                 _add_run(tally, summary)
-                if summary["status"] == "error":
+                if not summary.ok:
                     # Firestore is failing: its listener too, whatever it says; wait out
                     # the backoff (which doubles while the errors go on) before trying again.
                     tally["errors"] += 1
                     listener.down("Firestore error")
                     _idle(listener, progress, stop, changed, until=listener.retry_at)
-                elif summary["stoppedBy"] == "channel":
+                elif summary.stopped_by is StopReason.CHANNEL:
                     # Each run has a breaker of its own: the follower keeps this one open for
                     # its cooldown, or every new event would claim partitions and send to
                     # the broken channel again.
                     pause = max(config.follow_poll_seconds, COOLDOWN_SECONDS)
                     until = time.monotonic() + pause
                     _idle(listener, progress, stop, changed, until=until, wake=False)
-                elif summary["stoppedBy"] == "drained":
+                elif summary.stopped_by is StopReason.DRAINED:
                     interval = config.follow_poll_seconds
                     if not listener.up:  # nothing wakes a follower whose listener is down
                         interval = min(interval, POLL_WHILE_DOWN_SECONDS)
                     _idle(listener, progress, stop, changed, until=time.monotonic() + interval)
                 progress.tick(listener.up)
-                stop.wait(0.05 if summary["stoppedBy"] == "drained" else 1.0)
+                stop.wait(0.05 if summary.stopped_by is StopReason.DRAINED else 1.0)
         finally:
             listener.close()
     return progress.summary()
 
 
-def _add_run(tally: Counter[str], summary: dict[str, Any]) -> None:
+def _add_run(tally: Counter[str], summary: RunSummary) -> None:
     for name in RUN_COUNTS:
-        value = int(summary.get(name) or 0)
+        value = int(summary[name])
         if name in _NOT_SUMMED:
             tally[name] = value
         else:

@@ -22,6 +22,7 @@ from firestore_outbox.observability.logs import log_event
 
 # Re-exported: the counts of one relay run, as the relay's summary has them.
 from firestore_outbox.relay.summary import RUN_COUNTS as RUN_COUNTS
+from firestore_outbox.relay.summary import RunStatus, StopReason
 
 logger = logging.getLogger("firestore_outbox.relay.follow.follower")
 
@@ -92,8 +93,8 @@ class FollowProgress:
     def summary(self) -> dict[str, Any]:
         """The summary: exactly `SUMMARY_KEYS`."""
         return {
-            "status": "ok",
-            "stoppedBy": "stop",
+            "status": RunStatus.OK.value,
+            "stoppedBy": StopReason.STOP.value,
             **{name: self._tally[name] for name in SUMMARY_COUNTS},
             "instanceId": self._instance,
             "durationMs": round((time.monotonic() - self._started) * 1000),

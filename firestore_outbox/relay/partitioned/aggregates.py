@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.firestore.cas import WriteOutcome
 from firestore_outbox.publishers.base import Outcome, PublishResult
+from firestore_outbox.relay.partitioned.settings import FailedHead
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.cas import Written
@@ -184,4 +185,4 @@ def goes_on(result: PublishResult | None, attempt: int, config: RelayConfig) -> 
     failed = result.outcome is Outcome.REJECTED or (
         result.outcome is Outcome.RETRY and attempt >= config.max_attempts
     )
-    return failed and config.failed_head == "skip"
+    return failed and config.failed_head is FailedHead.SKIP

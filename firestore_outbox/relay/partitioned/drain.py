@@ -31,7 +31,9 @@ from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.scan import held_events
+from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.partitioned.survey import survey
+from firestore_outbox.relay.summary import StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.attempts import Attempts
@@ -68,23 +70,23 @@ class PartitionDrain:
         self._leases = leases
         self._config = config
         self._rng = rng
-        self._holds_failed = config.ordered and config.failed_head == "hold"
+        self._holds_failed = config.ordered and config.failed_head is FailedHead.HOLD
         self._anything_held = False
         self._held_counted_at: datetime.datetime | None = None
         self._started: datetime.datetime | None = None
         self.aggregates = Aggregates(
-            ordered=config.ordered, skip_failed=config.failed_head == "skip"
+            ordered=config.ordered, skip_failed=config.failed_head is FailedHead.SKIP
         )
         self._sender = HeadSender(
             store, attempts, config, self.aggregates, leases.duration, self._stopping
         )
 
-    def run(self, run: Pipeline) -> str:
+    def run(self, run: Pipeline) -> StopReason:
         """Drain until every partition was visited or a stop; returns why it stopped."""
         tally = run.tally
         looked = survey(self._store, self._config, tally)
         if not looked.open_events:
-            return "drained"
+            return StopReason.DRAINED
         self._anything_held = looked.anything_held
         self._held_counted_at = looked.held_counted_at
         if self._fan_out is not None and (more := wanted(looked.open_events, self._config)):
@@ -109,7 +111,7 @@ class PartitionDrain:
         held: dict[int, HeldPartition],
         visited: set[int],
         pages: ThreadPoolExecutor,
-    ) -> str:
+    ) -> StopReason:
         """Claim, read and deliver in one loop, so that no round trip waits for another it
         does not need: the pages of the partitions held are read at once; the next
         partitions are claimed as soon as the ones held have no page left to read (while
@@ -156,7 +158,7 @@ class PartitionDrain:
             reading = reads.open
             self._release(held, [p for p in held if p not in reading])
             if not self._sender.deliver(run, held, more=more, work=work):
-                return "drained"
+                return StopReason.DRAINED
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(
@@ -210,14 +212,14 @@ class PartitionDrain:
         self.aggregates.lost.update(h.partition for h in held if h.partition not in kept)
         return renewed
 
-    def _stopping(self, run: Pipeline) -> str:
+    def _stopping(self, run: Pipeline) -> StopReason | None:
         if self._out_of_time(run):
-            return "budget"
+            return StopReason.BUDGET
         if run.breaker.open:
-            return "channel"
+            return StopReason.CHANNEL
         if run.settler.error is not None:
-            return "error"
-        return ""
+            return StopReason.ERROR
+        return None
 
     def _out_of_time(self, run: Pipeline) -> bool:
         if self._stop.is_set():

@@ -16,7 +16,9 @@ from firestore_outbox.firestore.cas import Change
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
 from firestore_outbox.relay.partitioned.heads import take_head
+from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.pipeline import outcome_of
+from firestore_outbox.relay.summary import StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
@@ -42,7 +44,7 @@ class HeadSender:
         config: RelayConfig,
         aggregates: Aggregates,
         lease_seconds: float,
-        stopping: Callable[[Pipeline], str],
+        stopping: Callable[[Pipeline], StopReason | None],
     ) -> None:
         self._store = store
         self._attempts = attempts
@@ -126,7 +128,7 @@ class HeadSender:
             run.tally["lagMs"] = max(run.tally["lagMs"], head.lag_ms)
         if head.park is not None:
             self._park(run, document, head.park)
-            self.aggregates.finish(key, go_on=self._config.failed_head == "skip")
+            self.aggregates.finish(key, go_on=self._config.failed_head is FailedHead.SKIP)
         elif head.lease is None:
             self.aggregates.finish(key, go_on=False)
         if head.lease is None:

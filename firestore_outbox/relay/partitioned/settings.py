@@ -5,6 +5,7 @@ the partition leases live (`RELAY_LEASES`, `RELAY_PARTITIONS`, ...;
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,28 @@ from firestore_outbox.publishers.settings import Get, at_least, read_numbers
 from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, check_partitions
 
 
+class LeaseMode(str, enum.Enum):
+    """What an invocation leases: partitions (`RELAY_LEASES=partition`, one write per event,
+    per-aggregate order) or single events (`RELAY_LEASES=event`, the leases of 0.2)."""
+
+    PARTITION = "partition"
+    EVENT = "event"
+
+
+class Ordering(str, enum.Enum):
+    """`RELAY_ORDERING`: one aggregate's events in commit order, or in no order."""
+
+    AGGREGATE = "aggregate"
+    NONE = "none"
+
+
+class FailedHead(str, enum.Enum):
+    """`RELAY_FAILED_HEAD`: a FAILED head event holds its aggregate's later events, or not."""
+
+    HOLD = "hold"
+    SKIP = "skip"
+
+
 @dataclass(frozen=True, kw_only=True)
 class PartitionSettings:
     """`leases`: "partition" (invocations lease partitions and settle each event with one
@@ -21,19 +44,19 @@ class PartitionSettings:
     compare); `ordering`: "aggregate", "none", or None for the leases' own (`ordered` says
     which applies); `failed_head`: "hold" or "skip"."""
 
-    leases: str = "partition"
+    leases: LeaseMode = LeaseMode.PARTITION
     partitions: int = DEFAULT_PARTITIONS
     # None: aggregate order with partition leases, none with per-event leases, which cannot
     # order; "aggregate" with per-event leases is refused rather than silently ignored.
-    ordering: str | None = None
-    failed_head: str = "hold"
+    ordering: Ordering | None = None
+    failed_head: FailedHead = FailedHead.HOLD
     partition_collection: str = "outbox_partitions"
     partitions_per_claim: int = 4
 
     @property
     def ordered(self) -> bool:
         """Whether one aggregate's events are delivered in commit order."""
-        return self.leases == "partition" and self.ordering in (None, "aggregate")
+        return self.leases is LeaseMode.PARTITION and self.ordering in (None, Ordering.AGGREGATE)
 
     def _check_partitioning(self) -> None:
         for variable, value, allowed in (
@@ -43,7 +66,12 @@ class PartitionSettings:
         ):
             if value not in allowed:
                 raise ConfigError(f"{variable} must be {' or '.join(allowed)}, got {value!r}")
-        if self.leases == "event" and self.ordering == "aggregate":
+        # Given as text (the environment, or code of before the enums): the enum from here on.
+        object.__setattr__(self, "leases", LeaseMode(self.leases))
+        if self.ordering is not None:
+            object.__setattr__(self, "ordering", Ordering(self.ordering))
+        object.__setattr__(self, "failed_head", FailedHead(self.failed_head))
+        if self.leases is LeaseMode.EVENT and self.ordering is Ordering.AGGREGATE:
             raise ConfigError(
                 "RELAY_ORDERING=aggregate needs partition leases: with RELAY_LEASES=event events "
                 "are delivered in no order; unset RELAY_ORDERING (or set it to none), or unset "

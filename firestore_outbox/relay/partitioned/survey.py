@@ -16,6 +16,7 @@ from firestore_outbox.fields import STATUS
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION
 from firestore_outbox.relay.partitioned.scan import OPEN, heal_unpartitioned
+from firestore_outbox.relay.partitioned.settings import FailedHead
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
@@ -53,7 +54,7 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Surve
     for event_id, written in found.refused:  # a heal that would pass 1 MiB, say
         count_refused(tally, event_id, 0, written, "heal")
     held, held_at = False, None
-    if config.ordered and config.failed_head == "hold":
+    if config.ordered and config.failed_head is FailedHead.HOLD:
         # One read here instead of a query per partition drained.
         count, held_at = store.count_at(
             store.collection.where(filter=FieldFilter(HELD, "==", True)), None

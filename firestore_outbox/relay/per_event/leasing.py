@@ -17,6 +17,7 @@ from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.outcomes import count_refused
+from firestore_outbox.relay.summary import StopReason
 from firestore_outbox.relay.transitions import plan_lease
 from firestore_outbox.relay.unscheduled import find_unscheduled
 
@@ -126,7 +127,7 @@ def lease_batch(
     return leases
 
 
-def drain_due(relay: Relay, run: Pipeline) -> str:
+def drain_due(relay: Relay, run: Pipeline) -> StopReason:
     """Heal what the due query cannot see, then lease the next batch while the last one
     is still being published, with at most two batches in flight (which bounds memory
     whatever the backlog). Returns why it stopped."""
@@ -142,12 +143,12 @@ def drain_due(relay: Relay, run: Pipeline) -> str:
     abandoned_checked = -math.inf
     while True:
         if run.deadline - time.monotonic() < relay.config.attempt_seconds:
-            return "budget"
+            return StopReason.BUDGET
         run.in_flight.wait_below(relay.config.batch_size)
         if run.breaker.open:
-            return "channel"
+            return StopReason.CHANNEL
         if run.settler.error is not None:
-            return "error"  # run() raises it when the settler closes
+            return StopReason.ERROR  # run() raises it when the settler closes
         look = time.monotonic() - abandoned_checked >= _ABANDONED_CHECK_SECONDS
         snapshots, abandoned = look_for_due(
             relay.store, relay.config, run.tally, look_for_abandoned=look
@@ -156,5 +157,5 @@ def drain_due(relay: Relay, run: Pipeline) -> str:
             full = abandoned == relay.config.batch_size
             abandoned_checked = -math.inf if full else time.monotonic()
         if not snapshots:
-            return "drained"
+            return StopReason.DRAINED
         relay.deliver(run, snapshots)

@@ -1,0 +1,65 @@
+"""`RunSummary`: typed for code, the same JSON object as before for logs and scripts."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.relay.partitioned.settings import FailedHead, LeaseMode, Ordering
+from firestore_outbox.relay.summary import (
+    RUN_COUNTS,
+    RunStatus,
+    RunSummary,
+    StopReason,
+    finish_summary,
+)
+
+
+def test_the_json_carries_every_count_and_nothing_the_run_did_not_set() -> None:
+    tally = Counter(processed=3, lostLeases=1, partitionsClaimed=2, notACount=9)
+    summary = finish_summary(tally, "run-1", 0.0, stopped_by=StopReason.BUDGET)
+    assert (summary.processed, summary.lost_leases, summary.partitions_claimed) == (3, 1, 2)
+    assert summary.status is RunStatus.OK and summary.stopped_by is StopReason.BUDGET
+    assert list(summary.to_json()) == [
+        "status",
+        "stoppedBy",
+        *RUN_COUNTS,
+        "instanceId",
+        "durationMs",
+    ]
+    assert json.loads(json.dumps(summary.to_json()))["stoppedBy"] == "budget"
+    assert summary["processed"] == 3 and dict(summary) == summary.to_json()
+    assert "notACount" not in summary and "error" not in summary
+
+
+def test_a_firestore_error_makes_the_status_error_and_says_why() -> None:
+    summary = finish_summary(
+        Counter(), "run-2", 0.0, stopped_by=StopReason.DRAINED, error="Firestore: 503"
+    )
+    assert not summary.ok and summary.stopped_by is StopReason.ERROR
+    assert summary.to_json()["status"] == "error" and summary["error"] == "Firestore: 503"
+
+
+def test_the_summary_cannot_be_changed_behind_the_json() -> None:
+    summary = RunSummary.from_tally(
+        {}, status=RunStatus.OK, stopped_by=StopReason.DRAINED, instance_id="i", duration_ms=1
+    )
+    with pytest.raises(AttributeError):
+        summary.processed = 5  # type: ignore[misc]
+    copy = summary.to_json()
+    copy["processed"] = 5
+    assert summary["processed"] == 0
+
+
+def test_modes_given_as_text_become_their_enums_and_bad_ones_name_the_variable() -> None:
+    config = RelayConfig(
+        downstream_url="http://127.0.0.1:9/x", leases="event", failed_head="skip", ordering="none"
+    )  # type: ignore[arg-type]
+    assert config.leases is LeaseMode.EVENT and config.failed_head is FailedHead.SKIP
+    assert config.ordering is Ordering.NONE and not config.ordered
+    with pytest.raises(ConfigError, match="RELAY_LEASES must be partition or event"):
+        RelayConfig(downstream_url="http://127.0.0.1:9/x", leases="events")  # type: ignore[arg-type]
