@@ -100,7 +100,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def test_a_page_renders_navigation_and_a_diagram_offline(served: str, tmp_path: Path) -> None:
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+        pytest.skip(
+            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
+        )
     webdriver = pytest.importorskip("selenium.webdriver")
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
@@ -115,7 +117,10 @@ def test_a_page_renders_navigation_and_a_diagram_offline(served: str, tmp_path: 
         driver.set_page_load_timeout(60)
         driver.get(f"{served}/concepts/relay/")
         # The theme replaces the diagram's source with a rendered one (a closed shadow root).
-        rendered = "const d = document.querySelector('div.mermaid'); return d ? d.getBoundingClientRect().height : 0"
+        rendered = (
+            "const d = document.querySelector('div.mermaid');"
+            "return d ? d.getBoundingClientRect().height : 0"
+        )
         WebDriverWait(driver, 30).until(lambda d: d.execute_script(rendered) > 100)
         links = driver.execute_script(
             "return document.querySelectorAll('nav.md-nav--primary a.md-nav__link').length"
