@@ -4,8 +4,8 @@ It reads the request once (`firestore_outbox.consumer.events`: one mode, ambigui
 verifies that reading, builds a `cloudevents` SDK event from exactly what was verified, deduplicates
 through the inbox and answers as the relay's wire table expects: 2xx for an applied, duplicate or
 ignored event, 4xx (the relay gives up at once) for a bad signature, a malformed or poison event and
-a parked one, 503/500 (the relay retries) when it could not finish. The README's "The reference
-receiver" has the full table.
+a parked one, 503/500 (the relay retries) when it could not finish. docs/consuming.md's "The
+reference receiver" has the full table.
 
 Its effect is `orders` incremented by one in `RECEIVER_COUNTS_COLLECTION/{customerId}`. Its
 settings are `firestore_outbox.consumer.receiver_settings`'s; reading a delivery and forming

@@ -1,6 +1,6 @@
 """The relay benchmark: relays side by side, by name, in one run, over four scenarios.
 
-    python bench/bench_relay.py                  # the full run behind the README's table
+    python bench/bench_relay.py                  # the full run behind docs/performance.md's table
     python bench/bench_relay.py --smoke          # CI: every scenario on a tiny backlog
     python bench/bench_relay.py --variants reference,today --scenarios downstream-10ms
 

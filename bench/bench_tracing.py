@@ -1,7 +1,7 @@
 """What OpenTelemetry costs the relay: CPU per delivered event with tracing off against tracing
 on with nothing exported, side by side in one run.
 
-    python bench/bench_tracing.py                 # the README's figures: 10 rounds of 2,000
+    python bench/bench_tracing.py                 # docs/performance.md: 10 rounds of 2,000
     python bench/bench_tracing.py --rounds 3 --events 1000
     python bench/bench_tracing.py --traced-events # each event with a creation context
     python bench/bench_tracing.py --smoke         # CI: one tiny round, nothing kept

@@ -1,15 +1,15 @@
 """The outbox document's field names and status values, in one place.
 
-The contract's fields (README "Outbox document"; users' data and other producers depend on
+The contract's fields (docs/concepts/documents.md; users' data and other producers depend on
 them, so they never change): `eventId` (= the document id), `eventType`, `aggregateType`,
 `aggregateId` (the partition key), `payload`, `status`, `attempts`, `createdAt`, `updatedAt`
 (the lease clock), `processingInstanceId`, `processedAt`, `lastError`.
 
-Fields of this implementation's own (documented in the README; the relay heals a document
-written without them): `nextAttemptAt` (when a PENDING event is due), `partition` and
-`sequence` (where and in what order it goes), `held` and `heldReleasedAt` (a FAILED head
-event holding its aggregate, and its release), `requeuedAt`, `expireAt` (the TTL field), and
-the creation trace context (`firestore_outbox.observability.trace_context`).
+Fields of this implementation's own (documented in docs/concepts/documents.md; the relay
+heals a document written without them): `nextAttemptAt` (when a PENDING event is due),
+`partition` and `sequence` (where and in what order it goes), `held` and `heldReleasedAt` (a
+FAILED head event holding its aggregate, and its release), `requeuedAt`, `expireAt` (the TTL
+field), and the creation trace context (`firestore_outbox.observability.trace_context`).
 
 Code that reads or writes an outbox document spells a field through these names; an event's
 life is `EventStatus`.

@@ -74,7 +74,7 @@ def parser() -> argparse.ArgumentParser:
     root = _Parser(
         prog="outbox",
         description="Operate a Firestore transactional outbox and its relay. Settings come "
-        "from the environment and ./.env (see the README's Configuration).",
+        "from the environment and ./.env (see docs/reference/configuration.md).",
         epilog="Run `outbox COMMAND --help` for a command's options and their defaults.",
     )
     root.add_argument("--version", action="version", version=f"%(prog)s {_version()}")

@@ -1,4 +1,5 @@
-"""`outbox demo`: the main job from the README, end to end on a local emulator."""
+"""`outbox demo`: the main job from the README (docs/getting-started.md), end to end on a
+local emulator."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The receiving side's OpenTelemetry metrics (the API only: no-ops until an SDK's meter
 provider is set): the Idempotency-Key front door and the inbox.
 
-The design note's names map to these (README, "Metrics"): `idempotency_<outcome>_total` to
+The design note's names map to these (docs/observability.md, "Metrics"):
+`idempotency_<outcome>_total` to
 `idempotency.requests` by `outcome`, `idempotency_processing_seconds` to
 `idempotency.processing.duration`, `inbox_started/succeeded/failed_total` to
 `inbox.deliveries` by `verdict`, and `inbox_heal_actions_total` to `inbox.heal.actions` by

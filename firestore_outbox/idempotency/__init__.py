@@ -1,7 +1,7 @@
 """The idempotent HTTP front door: Idempotency-Key handling on a Firestore key registry.
 
 Framework-independent core (`keys`, `fingerprint`, `answers`, `crypto`, `registry`) and a
-WSGI middleware over it; see the README's "HTTP order API" section.
+WSGI middleware over it; see docs/front-door.md.
 """
 
 from firestore_outbox.idempotency.answers import Answer

@@ -25,7 +25,8 @@ _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 @dataclass(frozen=True, kw_only=True)
 class IdempotencyConfig:
-    """Settings of the Idempotency-Key middleware; defaults as documented in the README."""
+    """Settings of the Idempotency-Key middleware; defaults as documented in
+    docs/reference/configuration.md."""
 
     collection: str = DEFAULT_COLLECTION
     tenant_header: str = DEFAULT_TENANT_HEADER

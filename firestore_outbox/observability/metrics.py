@@ -2,8 +2,8 @@
 
 Low-cardinality attributes only: the publisher (`messaging.system`), its configured
 destination, an attempt's outcome, `error.type` (a short class such as `HTTP 503`) and an
-event's status; never an event id, an aggregate or an error text. The README's "Metrics" maps
-the design note's names (`outbox_dispatch_attempts_total`, ...) to these.
+event's status; never an event id, an aggregate or an error text. docs/observability.md's
+"Metrics" maps the design note's names (`outbox_dispatch_attempts_total`, ...) to these.
 """
 
 from __future__ import annotations

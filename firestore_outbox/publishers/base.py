@@ -62,6 +62,10 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True)
 class PublishResult:
+    """What a publisher answers for one event: its `Outcome`, a bounded error text free of
+    secrets, and the seconds the target asked to wait (`Retry-After`); publishers answer, never
+    raise."""
+
     outcome: Outcome
     error: str | None = None  # bounded, free of secrets
     retry_after: float | None = None  # seconds the downstream asked us to wait

@@ -3,7 +3,7 @@
 Each publisher is a module of its own with a `from_config(config, options)` function that
 reads its settings and builds it; `REGISTRY` names the module (imported only when chosen, so
 an SDK is needed only where its publisher runs) and the extra that brings its SDK. Adding a
-publisher is its module plus one line here, and its settings class (README, Development).
+publisher is its module plus one line here, and its settings class (docs/development.md).
 """
 
 from __future__ import annotations

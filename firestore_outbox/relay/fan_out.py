@@ -9,7 +9,7 @@ asynchronous invoke API: FC 3.0's InvokeFunction (`firestore_outbox.publishers.f
 what s.yaml deploys), or FC 2.0's for a function in a service (`RELAY_FAN_OUT_SERVICE`,
 `firestore_outbox.publishers.fc.fc2`). Each of them claims partitions the others do not hold:
 partition leases already split the work. The function's role needs `fc:InvokeFunction` on the relay
-function itself (README: Deploy).
+function itself (docs/deploying.md).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ with `sequence`, the event's position in its unit of work, so events committed t
 by `(createdAt, sequence, document name)`: commit order, then batch order.
 
 The count must stay the same for the life of a deployment: events already written keep the
-partition they were written with (README: "Partitions" says how to change it).
+partition they were written with (docs/concepts/partitions.md says how to change it).
 """
 
 from __future__ import annotations
