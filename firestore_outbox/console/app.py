@@ -70,7 +70,7 @@ class ConsoleApp:
             ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
             ("X-Content-Type-Options", "nosniff"),
             ("X-Frame-Options", "DENY"),
-            ("Referrer-Policy", "no-referrer"),
+            ("Referrer-Policy", "same-origin"),  # no-referrer makes a form's Origin "null"
             ("Cache-Control", "no-store"),
         ]
         start_response(f"{code} {REASONS.get(code, '')}", headers)

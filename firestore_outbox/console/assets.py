@@ -16,7 +16,9 @@ th { background: #eef2f6; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 pre { background: #fff; border: 1px solid #ddd; padding: 8px; white-space: pre-wrap;
       word-break: break-all; max-width: 960px; }
+td pre { margin: 0; border: 0; padding: 0; }
 form { display: inline; margin: 0 4px; }
+form#selection { display: block; margin: 0; }
 button { cursor: pointer; }
 .note { color: #666; }
 .error { background: #fdecea; border: 1px solid #c0392b; padding: 12px; max-width: 800px; }

@@ -27,7 +27,7 @@ class Html:
     def text(self, value: Any) -> str:
         """`value` as escaped text: timestamps in RFC 3339, maps and lists as JSON."""
         if isinstance(value, datetime.datetime):
-            shown = value.isoformat()
+            shown = value.isoformat(sep=" ", timespec="milliseconds")
         elif isinstance(value, (dict, list)):
             shown = encode_json(value, indent=2).decode()
         else:

@@ -130,7 +130,10 @@ def event(ctx: Context, query: Query) -> Answer:
     if document is None:
         return 404, h.page("No such event", f"<p>No event {h.text(event_id)}.</p>")
     payload = document.pop(PAYLOAD, None)
-    rows = [(h.text(name), f"<pre>{h.text(v)}</pre>") for name, v in sorted(document.items())]
+    rows = [
+        (h.text(name), f"<pre>{h.text(v)}</pre>" if isinstance(v, (dict, list)) else h.text(v))
+        for name, v in sorted(document.items())
+    ]
     actions = ""
     if document.get(STATUS) == EventStatus.FAILED.value:
         actions += h.link("/requeue", "Requeue this event…", id=event_id)
@@ -138,9 +141,9 @@ def event(ctx: Context, query: Query) -> Answer:
         aggregate = str(document.get(AGGREGATE_ID))
         actions += " " + h.link("/release", "Release its aggregate…", aggregate=aggregate)
     body = (
-        f"<p>{actions}</p>"
+        f"<p>{actions}</p><h2>payload</h2><pre id=payload>{h.text(payload)}</pre>"
+        + "<h2>fields</h2>"
         + h.table(("field", "value"), rows, id="fields")
-        + f"<h2>payload</h2><pre id=payload>{h.text(payload)}</pre>"
     )
     return 200, h.page(f"Event {event_id}", body)
 
