@@ -11,6 +11,7 @@ from firestore_outbox.console import make_console
 from firestore_outbox.console.access import check_binding, read_token
 from firestore_outbox.console.app import MAX_FORM_BYTES
 from firestore_outbox.idempotency.server import create_server
+from firestore_outbox.observability.logs import configure_logging
 from firestore_outbox.relay.partitioned.settings import read_partitioning
 
 
@@ -41,11 +42,13 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     get = env_reader(args.config.environ)
     token = read_token(get)
+    secrets = [*args.config.secrets(), *([token] if token else [])]
+    configure_logging(secrets, settings.log_level)  # the token masked in logs too
     app = make_console(
         ops_client(settings),
         settings,
         token=token,
-        secrets=args.config.secrets(),
+        secrets=secrets,
         lock_timeout_seconds=lock_timeout(args),
         partition_collection=read_partitioning(get)["partition_collection"],
         refresh_seconds=args.refresh,

@@ -65,12 +65,12 @@ class Guard:
 
     def host_allowed(self, environ: Mapping[str, Any]) -> bool:
         """Without a token, only a request addressed to loopback (no DNS rebinding)."""
-        return self.token is not None or is_loopback(_hostname(environ.get("HTTP_HOST", "")))
+        return self.token is not None or is_loopback(_hostname(_header(environ, "HOST")))
 
     def signed_in(self, environ: Mapping[str, Any]) -> bool:
         if self.token is None:
             return True
-        bearer = str(environ.get("HTTP_AUTHORIZATION", ""))
+        bearer = _header(environ, "AUTHORIZATION")
         offered = bearer[7:] if bearer[:7].lower() == "bearer " else _cookie(environ)
         return offered is not None and self.token_matches(offered)
 
@@ -83,8 +83,12 @@ class Guard:
         offered = (form.get("csrf") or [""])[0]
         if not hmac.compare_digest(offered.encode(), self.csrf.encode()):
             return False
-        origin = environ.get("HTTP_ORIGIN")
-        return origin is None or urlsplit(origin).netloc == environ.get("HTTP_HOST")
+        origin = _header(environ, "ORIGIN")
+        return not origin or urlsplit(origin).netloc == _header(environ, "HOST")
+
+
+def _header(environ: Mapping[str, Any], name: str) -> str:
+    return str(environ.get(f"HTTP_{name}") or "")
 
 
 def _hostname(host_header: str) -> str:
@@ -93,7 +97,7 @@ def _hostname(host_header: str) -> str:
 
 def _cookie(environ: Mapping[str, Any]) -> str | None:
     try:
-        jar = SimpleCookie(environ.get("HTTP_COOKIE", ""))
+        jar = SimpleCookie(_header(environ, "COOKIE"))
     except CookieError:
         return None
     morsel = jar.get(COOKIE)

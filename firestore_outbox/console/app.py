@@ -77,7 +77,7 @@ class ConsoleApp:
         return [body]
 
     def answer(self, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
-        path, method = environ.get("PATH_INFO") or "/", environ.get("REQUEST_METHOD", "GET")
+        path, method = environ.get("PATH_INFO", "") or "/", environ.get("REQUEST_METHOD", "GET")
         if not self.guard.host_allowed(environ):
             return self._page(403, "Refused", "<p>This console answers only on loopback.</p>")
         if path in STATIC and method in ("GET", "HEAD"):
@@ -144,7 +144,7 @@ class ConsoleApp:
 
 def _form(environ: dict[str, Any]) -> pages.Query:
     try:
-        length = min(int(environ.get("CONTENT_LENGTH") or 0), MAX_FORM_BYTES)
+        length = min(int(environ.get("CONTENT_LENGTH", "") or 0), MAX_FORM_BYTES)
     except ValueError:
         length = 0
     body = environ["wsgi.input"].read(length) if length > 0 else b""

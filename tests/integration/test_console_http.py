@@ -146,3 +146,19 @@ def test_a_stopped_firestore_gives_a_plain_page_within_its_deadline(
             assert f"Firestore at {frozen_firestore} did not answer within 1 s" in answer.text
             assert "Traceback" not in answer.text
             assert took < 5, (path, took)  # the 1 s deadline, and a margin for a busy machine
+
+
+def test_failed_events_filter_by_type_and_aggregate_as_the_dry_run_counts(
+    console_url: str,
+) -> None:
+    for query, matched in (
+        ("", 5),
+        ("?type=OrderCreated", 3),
+        ("?aggregate=payment-7", 1),
+        ("?type=OrderCreated&aggregate=payment-7", 0),
+    ):
+        page = get(console_url + "/failed" + query).text
+        assert f"<strong>{matched}</strong> FAILED events match" in page, query
+    dry_run = get(console_url + "/requeue?aggregate=payment-7").text
+    assert "<strong>1</strong> FAILED events to requeue" in dry_run
+    assert "f-422" in dry_run and "f-503-0" not in dry_run
