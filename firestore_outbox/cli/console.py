@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from firestore_outbox.cli.api import port
 from firestore_outbox.cli.output import add_lock_timeout, lock_timeout, ops_client, seconds
 from firestore_outbox.config.settings import Settings, env_reader
 from firestore_outbox.console import make_console
@@ -27,7 +28,7 @@ def register(commands: Any) -> None:
         "Ctrl-C stops it.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
-    parser.add_argument("--port", type=int, default=8081, help="default: 8081; 0 picks one")
+    parser.add_argument("--port", type=port, default=8081, help="default: 8081; 0 picks one")
     parser.add_argument(
         "--refresh",
         type=seconds,

@@ -5,7 +5,6 @@ gives a plain page within its deadline."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ import requests
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
-from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.api_servers import api_server
 from tests.console_pages import (  # noqa: F401
     SECRET,
@@ -22,6 +20,7 @@ from tests.console_pages import (  # noqa: F401
     prepared_console_outbox,
     serving,
 )
+from tests.faults import stopped_emulator  # noqa: F401  (the `frozen_emulator` fixture)
 from tests.operator_commands import Run, run_outbox, update_times  # noqa: F401
 
 pytestmark = pytest.mark.emulator
@@ -120,22 +119,11 @@ def test_an_event_id_firestore_cannot_hold_is_a_bad_request(console_url: str) ->
     assert "EVENT_ID" in answer.text
 
 
-@pytest.fixture(scope="module")
-def frozen_firestore() -> Iterator[str]:
-    """An emulator of this module's own, stopped with SIGSTOP: it accepts and never answers."""
-    with FirestoreEmulator() as emulator:
-        emulator.pause()
-        try:
-            yield emulator.host_port
-        finally:
-            emulator.resume()
-
-
 def test_a_stopped_firestore_gives_a_plain_page_within_its_deadline(
-    frozen_firestore: str, settings: Settings
+    frozen_emulator: str, settings: Settings
 ) -> None:
     stopped = Settings(
-        project_id=settings.project_id, emulator_host=frozen_firestore, firestore_timeout_seconds=1
+        project_id=settings.project_id, emulator_host=frozen_emulator, firestore_timeout_seconds=1
     )
     with serving(stopped) as url:
         for path in ("/", "/live", "/failed", "/event?id=f-422", "/held"):
@@ -143,7 +131,7 @@ def test_a_stopped_firestore_gives_a_plain_page_within_its_deadline(
             answer = get(url + path)
             took = time.monotonic() - started
             assert answer.status_code == 503, (path, answer.text)
-            assert f"Firestore at {frozen_firestore} did not answer within 1 s" in answer.text
+            assert f"Firestore at {frozen_emulator} did not answer within 1 s" in answer.text
             assert "Traceback" not in answer.text
             assert took < 5, (path, took)  # the 1 s deadline, and a margin for a busy machine
 
