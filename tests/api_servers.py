@@ -33,13 +33,19 @@ def api_environment(settings: Settings, **variables: str) -> dict[str, str]:
 
 @contextmanager
 def api_server(
-    settings: Settings, *, hooked: bool = False, args: Sequence[str] = (), **variables: str
+    settings: Settings,
+    *,
+    hooked: bool = False,
+    args: Sequence[str] = (),
+    serve: str = "api",
+    **variables: str,
 ) -> Iterator[ApiProcess]:
     """Start the API on a free port; yield it once it listens; stop it (SIGKILL at worst).
 
-    `args` are more options of `outbox api` (not of the hooked server).
+    `args` are more options of `outbox api` (not of the hooked server); `serve` names another
+    serving command (`console`).
     """
-    command = [sys.executable, str(HOOKED)] if hooked else [str(OUTBOX), "api", "--port", "0"]
+    command = [sys.executable, str(HOOKED)] if hooked else [str(OUTBOX), serve, "--port", "0"]
     command += args
     process = subprocess.Popen(
         command,

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import pytest
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from firestore_outbox.testing.metering import intercept
 
 
@@ -108,3 +110,14 @@ def faulty_client(settings: Settings) -> tuple[firestore.Client, FaultInjector]:
     faults = FaultInjector()
     intercept(client, faults)
     return client, faults
+
+
+@pytest.fixture(scope="module", name="frozen_emulator")
+def stopped_emulator() -> Iterator[str]:
+    """An emulator of the module's own, frozen with SIGSTOP: requests hang unanswered."""
+    with FirestoreEmulator() as emulator:
+        emulator.pause()
+        try:
+            yield emulator.host_port
+        finally:
+            emulator.resume()

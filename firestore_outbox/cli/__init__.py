@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from firestore_outbox.cli import (
     api,
+    console,
     demo,
     emulator,
     held,
@@ -33,7 +34,20 @@ from firestore_outbox.config.loader import Configuration
 from firestore_outbox.firestore.client import close_clients, holding_clients, live_clients
 from firestore_outbox.observability.logs import configure_logging
 
-COMMANDS = (status, inspect, requeue, held, purge, relay, reconcile, demo, receiver, emulator, api)
+COMMANDS = (
+    status,
+    inspect,
+    requeue,
+    held,
+    console,
+    purge,
+    relay,
+    reconcile,
+    demo,
+    receiver,
+    emulator,
+    api,
+)
 
 __all__ = ["main"]
 

@@ -26,7 +26,7 @@ def register(commands: Any) -> None:
         "/healthz, on the Firestore the configuration names. Ctrl-C stops it.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
-    parser.add_argument("--port", type=_port, default=8080, help="default: 8080; 0 picks one")
+    parser.add_argument("--port", type=port, default=8080, help="default: 8080; 0 picks one")
     parser.add_argument(
         "--threads", type=_threads, default=16, help="requests served at once (default: 16)"
     )
@@ -66,7 +66,7 @@ def _whole(low: int, high: int) -> Any:
     return parse
 
 
-_port, _threads, _connections = _whole(0, 65535), _whole(1, 1000), _whole(1, 100_000)
+port, _threads, _connections = _whole(0, 65535), _whole(1, 1000), _whole(1, 100_000)
 
 
 def _seconds(text: str) -> float:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.config.numbers import MAX_SECONDS
+from firestore_outbox.config.numbers import human as human  # re-exported for the commands
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.deadline import with_deadline
@@ -69,19 +70,6 @@ def lock_timeout(args: argparse.Namespace) -> float:
     if args.lock_timeout is not None:
         return float(args.lock_timeout)
     return float(args.config.seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0))
-
-
-def human(seconds: float) -> str:
-    """`2d 3h`, `4m 10s`, `0.8s`: the two largest units."""
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    parts: list[str] = []
-    left = int(seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if left >= size or (unit == "s" and not parts):
-            parts.append(f"{left // size}{unit}")
-            left %= size
-    return " ".join(parts[:2])
 
 
 def utcnow() -> datetime.datetime:

@@ -47,3 +47,16 @@ def parse_whole(variable: str, raw: str, *, what: str = "a whole number") -> int
         return int(raw)
     except ValueError:
         raise ConfigError(f"{variable} must be {what}, got {raw!r}") from None
+
+
+def human(seconds: float) -> str:
+    """`2d 3h`, `4m 10s`, `0.8s`: the two largest units."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    parts: list[str] = []
+    left = int(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size or (unit == "s" and not parts):
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return " ".join(parts[:2])

@@ -424,6 +424,14 @@ VARIABLES: tuple[Variable, ...] = (
         ),
     ),
     Variable(
+        "`OUTBOX_CONSOLE_TOKEN`",
+        "unset",
+        (
+            "`outbox console`: required of every request when set, and to listen beyond "
+            "127.0.0.1 (at least 16 characters; see [the console](../console.md))"
+        ),
+    ),
+    Variable(
         "`LOG_LEVEL`",
         "`INFO`",
         "`DEBUG` … `CRITICAL`",

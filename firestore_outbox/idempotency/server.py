@@ -75,12 +75,14 @@ def create_server(
     max_body_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
     connection_limit: int | None = None,
+    command: str = "api",
 ) -> ApiServer:
     """A bound waitress server (port 0 picks a free one: see `.effective_port`).
 
     `connection_limit` None: `DEFAULT_CONNECTION_LIMIT`, or fewer if the hard limit on open
     files cannot hold that many (with a warning); a limit asked for that it cannot hold is
-    a `ConfigError`."""
+    a `ConfigError`. `command`: the `outbox` command serving, named when waitress is missing
+    (its extra has the same name)."""
     try:
         from waitress import create_server as waitress_server
         from waitress.server import BaseWSGIServer
@@ -88,7 +90,8 @@ def create_server(
         from firestore_outbox.idempotency.channel import bounded_channel
     except ImportError:
         raise ConfigError(
-            "outbox api needs the waitress package: pip install 'firestore-outbox[api]'"
+            f"outbox {command} needs the waitress package: "
+            f"pip install 'firestore-outbox[{command}]'"
         ) from None
     connection_limit = _allow_open_files(connection_limit)
     sockets: dict[int, Any] = {}

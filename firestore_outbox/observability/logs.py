@@ -36,6 +36,7 @@ SECRET_VARIABLES = (
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
     "ALIBABA_CLOUD_SECURITY_TOKEN",
     "RELAY_ROCKETMQ_SECRET_KEY",
+    "OUTBOX_CONSOLE_TOKEN",
 )
 # Comma-separated lists of secrets (several during a rotation): each one is masked.
 SECRET_LIST_VARIABLES = (

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.errors import InvalidInput
-from firestore_outbox.fields import ATTEMPTS, EVENT_TYPE, LAST_ERROR, STATUS, EventStatus
+from firestore_outbox.fields import (
+    AGGREGATE_ID,
+    ATTEMPTS,
+    EVENT_TYPE,
+    LAST_ERROR,
+    STATUS,
+    UPDATED_AT,
+    EventStatus,
+)
 from firestore_outbox.firestore.limits import check_document_id
 from firestore_outbox.ops.scan import PAGE_SIZE, count, pages
 from firestore_outbox.relay import transitions
@@ -40,8 +48,10 @@ def plan_requeue(
     *,
     event_ids: Sequence[str] = (),
     event_type: str | None = None,
+    aggregate_id: str | None = None,
 ) -> RequeuePlan:
-    """The FAILED events named by `event_ids`, or of `event_type`, or all when neither."""
+    """The FAILED events named by `event_ids`, or those of `event_type` and of
+    `aggregate_id` (each when given), or all when none is given."""
     events = db.collection(collection)
     if event_ids:
         for event_id in event_ids:
@@ -62,6 +72,8 @@ def plan_requeue(
     query = events.where(filter=FieldFilter(STATUS, "==", EventStatus.FAILED.value))
     if event_type is not None:
         query = query.where(filter=FieldFilter(EVENT_TYPE, "==", event_type))
+    if aggregate_id is not None:
+        query = query.where(filter=FieldFilter(AGGREGATE_ID, "==", aggregate_id))
     query = query.order_by("__name__")
     return RequeuePlan(count(query), lambda: pages(query))
 
@@ -92,19 +104,48 @@ def requeue(
 PREVIEW_ERROR_CHARS = 100
 
 
-def preview(plan: RequeuePlan, limit: int) -> list[tuple[str, Any, str]]:
-    """(eventId, attempts, lastError) of the first `limit` events `plan` would requeue;
-    reads at most one page past what it lists."""
-    rows: list[tuple[str, Any, str]] = []
+@dataclass(frozen=True)
+class FailedEvent:
+    """One FAILED event as a requeue plan lists it."""
+
+    event_id: str
+    event_type: str
+    aggregate_id: str
+    attempts: Any
+    last_error: str
+    updated_at: Any
+
+
+def listed(plan: RequeuePlan, limit: int) -> list[FailedEvent]:
+    """The first `limit` events `plan` would requeue; reads at most one page past them."""
+    rows: list[FailedEvent] = []
     for page in plan.snapshots():
         for snapshot in page:
             if len(rows) >= limit:
                 return rows
             data = snapshot.to_dict() or {}
-            error = " ".join(str(data.get(LAST_ERROR) or "(none)").split())
-            if len(error) > PREVIEW_ERROR_CHARS:
-                error = error[: PREVIEW_ERROR_CHARS - 3] + "..."
-            rows.append((snapshot.id, data.get(ATTEMPTS, "?"), error))
+            rows.append(
+                FailedEvent(
+                    snapshot.id,
+                    str(data.get(EVENT_TYPE, "")),
+                    str(data.get(AGGREGATE_ID, "")),
+                    data.get(ATTEMPTS, "?"),
+                    str(data.get(LAST_ERROR) or "(none)"),
+                    data.get(UPDATED_AT),
+                )
+            )
         if len(rows) >= limit:
             break
+    return rows
+
+
+def preview(plan: RequeuePlan, limit: int) -> list[tuple[str, Any, str]]:
+    """(eventId, attempts, lastError cut to a line) of the first `limit` events `plan` would
+    requeue."""
+    rows = []
+    for event in listed(plan, limit):
+        error = " ".join(event.last_error.split())
+        if len(error) > PREVIEW_ERROR_CHARS:
+            error = error[: PREVIEW_ERROR_CHARS - 3] + "..."
+        rows.append((event.event_id, event.attempts, error))
     return rows

@@ -112,12 +112,12 @@ def count_by_status(
     read_time = None
     for status in EventStatus:
         query = events.where(filter=FieldFilter(STATUS, "==", status.value))
-        timeout = None if deadline is None else _left(deadline)
+        timeout = None if deadline is None else time_left(deadline)
         counts[status.value], read_time = count_at(query, read_time, timeout=timeout)
     return counts
 
 
-def _left(deadline: float) -> float:
+def time_left(deadline: float) -> float:
     """Seconds left before `deadline`; a `TimeoutError` when none are."""
     left = deadline - time.monotonic()
     if left <= 0:
@@ -153,7 +153,7 @@ def backlog_reader(
         now = datetime.datetime.now(datetime.timezone.utc)
         expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
         # The two lease queries share what is left of the deadline.
-        store = LeaseStore(db, collection, timeout=_left(deadline) / 2)
+        store = LeaseStore(db, collection, timeout=time_left(deadline) / 2)
         waiting = oldest_waiting(store, now, expired_before)
         age = max(waiting)[0].total_seconds() if waiting else None
         return counts, age

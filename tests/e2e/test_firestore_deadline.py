@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -18,8 +17,9 @@ from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.settings import load_settings
 from firestore_outbox.errors import CommitFailed, CommitOutcomeUnknown
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.testing.emulator import FirestoreEmulator, free_port
+from firestore_outbox.testing.emulator import free_port
 from tests.e2e.test_cli_arguments import OUTBOX
+from tests.faults import stopped_emulator  # noqa: F401  (the `frozen_emulator` fixture)
 
 DEADLINE = 2
 BOUND = 20.0  # the deadline plus a generous margin for start-up and a loaded machine
@@ -30,17 +30,6 @@ COMMANDS = [
     ("purge", "--older-than", "1d"),
     ("reconcile",),
 ]
-
-
-@pytest.fixture(scope="module")
-def frozen_emulator() -> Iterator[str]:
-    """An emulator of this module's own, frozen with SIGSTOP: requests hang unanswered."""
-    with FirestoreEmulator() as emulator:
-        emulator.pause()
-        try:
-            yield emulator.host_port
-        finally:
-            emulator.resume()
 
 
 def run_outbox(host: str, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:

@@ -16,6 +16,7 @@ def test_every_command_has_help(run: Run) -> None:
         "inspect",
         "requeue",
         "held",
+        "console",
         "purge",
         "relay",
         "reconcile",

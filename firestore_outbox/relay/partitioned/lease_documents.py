@@ -19,6 +19,8 @@ from google.cloud.firestore import SERVER_TIMESTAMP
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, CollectionReference
 
+# Who holds the lease (None: free).
+HOLDER = "holder"
 # When the partition was last released with nothing left to deliver (Firestore's time).
 DRAINED = "drainedAt"
 
@@ -55,12 +57,12 @@ class KnownLease:
 
 def hold_fields(holder: str, expires: datetime.datetime) -> dict[str, Any]:
     """The fields of a claim or renewal by `holder` until `expires`."""
-    return {"holder": holder, "expiresAt": expires, "updatedAt": SERVER_TIMESTAMP}
+    return {HOLDER: holder, "expiresAt": expires, "updatedAt": SERVER_TIMESTAMP}
 
 
 def release_fields(*, drained: bool) -> dict[str, Any]:
     """The fields of a release; `drained` also stamps `drainedAt` with Firestore's time."""
-    fields: dict[str, Any] = {"holder": None, "expiresAt": None, "updatedAt": SERVER_TIMESTAMP}
+    fields: dict[str, Any] = {HOLDER: None, "expiresAt": None, "updatedAt": SERVER_TIMESTAMP}
     if drained:
         fields[DRAINED] = SERVER_TIMESTAMP
     return fields
@@ -78,7 +80,7 @@ def create_free(
     def fields(n: int) -> dict[str, Any]:
         return {
             "partition": n,
-            "holder": None,
+            HOLDER: None,
             "expiresAt": None,
             "updatedAt": SERVER_TIMESTAMP,
         }

@@ -1,0 +1,133 @@
+"""The console in this process on a free loopback port, over an outbox prepared with what an
+operator meets: PENDING, FAILED (two types), a held aggregate, a delivered event, a partition
+lease, and a FAILED event whose fields carry markup and a secret.
+
+    from tests.console_pages import in_process_console, prepared_console_outbox  # noqa: F401
+
+(the `console_url` and `console_outbox` fixtures).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.cloud import firestore
+
+from firestore_outbox.cli.output import ops_client
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.console import make_console
+from firestore_outbox.idempotency.server import create_server
+from tests.helpers import add_raw_event, utcnow
+
+SECRET = "whsec-console-test-secret-0123456789"
+XSS = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
+PARTITIONS = "outbox_partitions"
+# The timer never fires in a test: a test refreshes the overview itself (outboxRefresh()).
+NEVER = 3600.0
+
+
+@pytest.fixture(name="console_outbox")
+def prepared_console_outbox(db: firestore.Client, settings: Settings) -> dict[str, Any]:
+    """The prepared outbox; returns what it holds by kind."""
+    now = utcnow()
+    for n in range(3):
+        add_raw_event(db, settings, f"pending-{n}", nextAttemptAt=now - dt.timedelta(minutes=2))
+    failed = "gave up after attempt 5: HTTP 503: busy"
+    for n in range(2):
+        add_raw_event(db, settings, f"f-503-{n}", status="FAILED", attempts=5, lastError=failed)
+    add_raw_event(
+        db,
+        settings,
+        "f-422",
+        eventType="PaymentTaken",
+        aggregateId="payment-7",
+        status="FAILED",
+        attempts=1,
+        lastError="rejected after attempt 1: HTTP 422",
+    )
+    add_raw_event(
+        db,
+        settings,
+        "held-head",
+        aggregateId="order-held",
+        status="FAILED",
+        attempts=5,
+        held=True,
+        lastError="gave up after attempt 5: HTTP 500",
+    )
+    add_raw_event(db, settings, "held-later", aggregateId="order-held")
+    add_raw_event(
+        db,
+        settings,
+        "xss",
+        eventType=XSS,
+        status="FAILED",
+        attempts=1,
+        payload={"note": XSS, "key": SECRET},
+        lastError=f"rejected: {XSS}",
+    )
+    add_raw_event(db, settings, "delivered", status="PROCESSED", processedAt=now)
+    db.collection(PARTITIONS).document("3").set(
+        {
+            "partition": 3,
+            "holder": "relay-7f3a",
+            "expiresAt": now + dt.timedelta(minutes=5),
+            "updatedAt": firestore.SERVER_TIMESTAMP,
+        }
+    )
+    return {
+        "counts": {"PENDING": 4, "PROCESSING": 0, "PROCESSED": 1, "FAILED": 5},
+        "failed": ["f-422", "f-503-0", "f-503-1", "held-head", "xss"],
+    }
+
+
+@pytest.fixture(name="console_url")
+def in_process_console(settings: Settings, console_outbox: dict[str, Any]) -> Iterator[str]:
+    """The console serving the prepared outbox on 127.0.0.1 (no token)."""
+    with serving(settings) as url:
+        yield url
+
+
+@contextmanager
+def serving(
+    settings: Settings, *, token: str | None = None, host: str = "127.0.0.1"
+) -> Iterator[str]:
+    """The console on a free port of `host`; yields its loopback URL."""
+    app = make_console(
+        ops_client(settings),
+        settings,
+        token=token,
+        secrets=[SECRET],
+        partition_collection=PARTITIONS,
+        refresh_seconds=NEVER,
+    )
+    server = create_server(app, host, 0, 4, max_body_bytes=65536)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        server.close()
+        thread.join(timeout=10)
+
+
+def png_colours(path: Path) -> int:
+    """How many distinct byte values the image's pixel rows hold: a blank page has 2 or 3
+    (the row filter and white), a rendered one hundreds. No imaging library needed."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    chunks, at = [], 8
+    while at < len(data):
+        length = int.from_bytes(data[at : at + 4], "big")
+        kind = data[at + 4 : at + 8]
+        if kind == b"IDAT":
+            chunks.append(data[at + 8 : at + 8 + length])
+        at += 12 + length
+    return len(set(zlib.decompress(b"".join(chunks))))
