@@ -129,10 +129,14 @@ class LeaseStore:
 
     def run(self, query: Any) -> list[Found]:
         """The documents `query` returns, decoded once; its read time sets the clock."""
+        return self.run_at(query)[0]
+
+    def run_at(self, query: Any) -> tuple[list[Found], datetime.datetime | None]:
+        """`run(query)` and the read time of its answer."""
         sent_at = time.monotonic()
         result = run_query(self._db, query, retry=self._retry(), timeout=self._timeout)
         self.clock.observe(result.read_time, sent_at)
-        return result.found
+        return result.found, result.read_time
 
     def count_at(
         self, query: Any, read_time: datetime.datetime | None
