@@ -34,7 +34,7 @@ from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.scan import held_events
-from firestore_outbox.relay.partitioned.survey import after_first_page, survey
+from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, after_first_page, survey
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.attempts import Attempts
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.store import LeaseStore
 
 
-# Held aggregates read per partition: more than this many held at once is an outage to fix.
-HELD_READ_LIMIT = 1000
 _WAKE_SECONDS = 0.2
 # Events read and waiting, in pages of RELAY_BATCH_SIZE, before reading ahead pauses.
 READ_AHEAD = 4
@@ -78,7 +76,7 @@ class PartitionDrain:
         self._config = config
         self._rng = rng
         self._holds_failed = config.ordered and config.failed_head == "hold"
-        self._anything_held = False
+        self._more_held = False
         self._held_counted_at: datetime.datetime | None = None
         self._started: datetime.datetime | None = None
         self._after_first_page: Callable[[], Future[None]] = _nothing
@@ -96,7 +94,8 @@ class PartitionDrain:
         looked = survey(self._store, self._config, tally)
         if not looked.open_events:
             return "drained"
-        self._anything_held = looked.anything_held
+        self._more_held = looked.more_held
+        self.aggregates.block(looked.held)
         self._held_counted_at = looked.held_counted_at
         fan_out = self._fan_out
         if not looked.backlog and fan_out and (more := wanted(looked.open_events, self._config)):
@@ -193,7 +192,7 @@ class PartitionDrain:
         visited.update(h.partition for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
         for h in claimed:
-            if self._holds_failed and (self._anything_held or self._held_since_counted(h)):
+            if self._holds_failed and (self._more_held or self._held_since_counted(h)):
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
         return claimed

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from firestore_outbox.fields import STATUS
+from firestore_outbox.fields import AGGREGATE_ID, STATUS
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE
@@ -31,15 +31,18 @@ if TYPE_CHECKING:
 
 # Documents read per run to find events without a partition.
 HEAL_SCAN_LIMIT = 1000
+# Held events read per run: more than this many held at once is an outage to fix.
+HELD_READ_LIMIT = 1000
 
 
 @dataclass(frozen=True)
 class Survey:
     """Open events seen (0: nothing to do; `backlog`: at least as many as were read),
-    whether any aggregate is held, and the partitions known to have no open event."""
+    the aggregates held, and the partitions known to have no open event."""
 
     open_events: int
-    anything_held: bool = False
+    held: list[str] = field(default_factory=list)  # aggregates held, wherever their head is
+    more_held: bool = False  # more than HELD_READ_LIMIT events hold: look per partition too
     empty: set[int] = field(default_factory=set)
     # When held events were looked for (None: not looked for, nothing holds with this config).
     held_counted_at: datetime.datetime | None = None
@@ -58,19 +61,25 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Surve
     healing = any(needs_heal(d.to_dict() or {}, config.partitions) for d in seen)
     if healing:
         _tally_heal(tally, heal_unpartitioned(store, config.partitions, scan_limit=HEAL_SCAN_LIMIT))
-    held, held_at = False, None
+    held: list[str] = []
+    held_at, more_held = None, False
     if config.ordered and config.failed_head == "hold":
-        # One read here instead of a query per partition drained.
+        # A hold is its aggregate's wherever its event lies: read from the whole collection,
+        # not per partition claimed (with another RELAY_PARTITIONS, the head a hold waits
+        # for lies in a partition its aggregate's events no longer go to).
         found, held_at = store.run_at(
-            store.collection.where(filter=FieldFilter(HELD, "==", True)).select([]).limit(1)
+            store.collection.where(filter=FieldFilter(HELD, "==", True))
+            .select([AGGREGATE_ID])
+            .limit(HELD_READ_LIMIT)
         )
-        held = bool(found)
+        held = [str(d.get(AGGREGATE_ID)) for d in found]
+        more_held = len(found) >= HELD_READ_LIMIT
     # With a backlog most partitions have some; else the read saw every open event (and
     # where it lies, unless it was just healed into a partition).
     empty: set[int] = set()
     if not (backlog or healing):
         empty = set(range(config.partitions)) - {d.get(PARTITION) for d in seen}
-    return Survey(len(seen), held, empty, held_at, backlog)
+    return Survey(len(seen), held, more_held, empty, held_at, backlog)
 
 
 def after_first_page(
