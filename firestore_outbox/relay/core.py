@@ -29,13 +29,14 @@ from firestore_outbox.relay.attempts import Attempts
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import OnSettled
 from firestore_outbox.relay.partitioned.drain import PartitionDrain
+from firestore_outbox.relay.partitioned.lease_mode import LeaseMode, ModeTaken
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.per_event.delivering import deliver_batch, open_pipeline, ramp_governor
 from firestore_outbox.relay.per_event.leasing import drain_due
 from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.summary import finish_summary, stopped_by_firestore
+from firestore_outbox.relay.summary import finish_summary, stopped_by_firestore, waiting_for_mode
 from firestore_outbox.relay.transitions import bounded_instance_id
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class Relay:
         self._ramp: RampGovernor | None = None
         # One for every run: the next run claims by what the last one wrote, unread.
         self._leases: PartitionLeases | None = None
+        self._mode = LeaseMode(db, self._store, config.partition_collection)
 
     def _fan_out(self) -> FanOut | None:
         if not self.config.fan_out_max:
@@ -135,8 +137,18 @@ class Relay:
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
         tally: Counter[str] = Counter()
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
+        mode = self.config.leases
+        taken: list[ModeTaken] = []
+
+        def take_mode() -> bool:  # False: a relay of the other lease mode may be draining
+            taken.append(self._mode.take(mode, instance, budget + self.config.lock_timeout_seconds))
+            waiting, until = taken[-1].waiting_for, taken[-1].until
+            if waiting is not None:
+                waiting_for_mode(summary, tally, instance, waiting, until)
+            return waiting is None
+
         try:
-            if self.config.leases == "partition":
+            if mode == "partition":
                 self._leases = self._leases or self.partition_leases()
                 drain = PartitionDrain(
                     self._store,
@@ -146,21 +158,36 @@ class Relay:
                     self._rng,
                     stop=stop,
                     fan_out=self._fan_out() if fan_out else None,
+                    take_mode=take_mode,
                 )
                 with self.pipeline(
                     deadline, instance, tally, on_settled=drain.aggregates.settled
                 ) as pipeline:
-                    summary["stoppedBy"] = drain.run(pipeline)
-            else:
+                    summary["stoppedBy"] = drain.run(pipeline) or summary["stoppedBy"]
+            elif take_mode():
                 with self.pipeline(deadline, instance, tally) as pipeline:
                     summary["stoppedBy"] = drain_due(self, pipeline)
+            else:
+                return finish_summary(summary, tally, instance, started)
             if not tally["leased"] and summary["stoppedBy"] == "drained":
                 self._ramp = None  # idle: the next backlog ramps up from the start again
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 summary.update(stoppedBy="channel", channel=pipeline.breaker.error_class)
         except google_exceptions.GoogleAPIError as exc:
             stopped_by_firestore(summary, exc, instance)
+        if taken and taken[-1].waiting_for is None:
+            self._leave_mode(mode, instance, summary, tally)
         return finish_summary(summary, tally, instance, started)
+
+    def _leave_mode(
+        self, mode: str, instance: str, summary: dict[str, Any], tally: Counter[str]
+    ) -> None:
+        # A clean run released its partitions and settled what it leased: it holds nothing.
+        clean = summary["status"] == "ok" and not tally["unsettled"]
+        try:
+            self._mode.leave(instance, 0.0 if clean else self.config.lock_timeout_seconds)
+        except google_exceptions.GoogleAPIError as exc:  # its entry expires by itself
+            stopped_by_firestore(summary, exc, instance)
 
     @contextmanager
     def pipeline(

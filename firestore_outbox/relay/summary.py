@@ -39,6 +39,7 @@ RUN_COUNTS = (
     "healed",
     "partitionsClaimed",
     "fannedOut",
+    "modeWaits",
 )
 
 
@@ -55,6 +56,26 @@ def stopped_by_firestore(
         errorClass=type(exc).__name__,
     )
     summary.update(status="error", stoppedBy="error", error=f"Firestore: {exc}")
+
+
+def waiting_for_mode(
+    summary: dict[str, Any], tally: Counter[str], instance: str, mode: str, until: Any
+) -> None:
+    """Log that run `instance` drained nothing because relays of lease mode `mode` may still
+    hold leases until `until`, and say so in `summary`
+    (`firestore_outbox.relay.partitioned.lease_mode`)."""
+    log_event(
+        logger,
+        logging.WARNING,
+        "relay.mode_wait",
+        f"relay {instance} waits: relays with RELAY_LEASES={mode} may hold leases until "
+        f"{until.isoformat()}; it drains nothing before then",
+        instanceId=instance,
+        waitingFor=mode,
+        modeUntil=until.isoformat(),
+    )
+    tally["modeWaits"] += 1
+    summary.update(stoppedBy="mode", waitingFor=mode, modeUntil=until.isoformat())
 
 
 def finish_summary(

@@ -68,8 +68,10 @@ class PartitionDrain:
         *,
         stop: threading.Event | None = None,
         fan_out: FanOut | None = None,
+        take_mode: Callable[[], bool] = lambda: True,
     ) -> None:
         self._stop = stop or threading.Event()
+        self._take_mode = take_mode  # False: relays of the other lease mode may be draining
         self._fan_out = fan_out
         self._store = store
         self._leases = leases
@@ -94,6 +96,8 @@ class PartitionDrain:
         looked = survey(self._store, self._config, tally)
         if not looked.open_events:
             return "drained"
+        if not self._take_mode():
+            return ""  # the summary says why
         self._more_held = looked.more_held
         self.aggregates.block(looked.held)
         self._held_counted_at = looked.held_counted_at
