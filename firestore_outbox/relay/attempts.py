@@ -30,15 +30,25 @@ if TYPE_CHECKING:
 logger = logging.getLogger("firestore_outbox.relay.core")
 
 
+class Settling(Protocol):
+    """Whether settles are landing (`relay.settling.settler.Settler` says)."""
+
+    @property
+    def stalled(self) -> bool: ...
+
+
 class Run(Protocol):
     """What an attempt needs of its run (`relay.pipeline.Pipeline` has it): the run's
-    monotonic deadline and the channel's breaker."""
+    monotonic deadline, the channel's breaker and the settler (whether settles land)."""
 
     @property
     def deadline(self) -> float: ...
 
     @property
     def breaker(self) -> Breaker: ...
+
+    @property
+    def settler(self) -> Settling: ...
 
 
 class Attempts:
@@ -74,7 +84,7 @@ class Attempts:
         deadline = min(run.deadline, lease_expiry) - SETTLE_ALLOWANCE_SECONDS
         if deadline - now < self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS:
             return None
-        if run.breaker.open:
+        if run.breaker.open or run.settler.stalled:  # (settles not landing: keep it unsent)
             return None
         event = lease.event
         created = {"traceparent": event.traceparent, "tracestate": event.tracestate}

@@ -1,0 +1,82 @@
+"""Firestore frozen mid-drain (SIGSTOP on an emulator of its own): once settles stop
+landing, nothing more is published that could not be settled, and `unsettled` counts every
+event delivered and not settled."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.relay import Relay
+from firestore_outbox.testing.emulator import FirestoreEmulator
+from tests.helpers import add_orders, fast_config, outbox
+
+CONCURRENCY = 4
+
+
+def test_a_frozen_firestore_stops_publishing_and_counts_every_unsettled_delivery(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two partitions of 40 events, read in pages of 40: when Firestore freezes, many events
+    # are read and waiting to be published, as in any backlog.
+    monkeypatch.setenv("RELAY_PARTITIONS", "2")  # the writers agree with the relay
+    with FirestoreEmulator() as emulator, Receiver() as receiver:
+        settings = Settings(project_id="outbox-freeze", emulator_host=emulator.host_port)
+        db = get_db_client(settings)
+        add_orders(db, settings, 80)
+        arrived: list[float] = []
+        lock = threading.Lock()
+
+        def slow_then_freeze(_: Received) -> Answer:
+            with lock:
+                arrived.append(time.monotonic())
+                if len(arrived) == 10:
+                    emulator.pause()  # Firestore freezes; this delivery still gets its 2xx
+            time.sleep(0.3)  # a downstream slower than a settle: publishing would go on
+            return Answer(200)
+
+        receiver.respond = slow_then_freeze
+        config = fast_config(
+            receiver.url,
+            firestore_timeout_seconds=2.0,
+            http_timeout_seconds=2.0,
+            lock_timeout_seconds=30.0,
+            batch_size=40,
+            partitions=2,
+            partitions_per_claim=2,
+            concurrency=CONCURRENCY,
+            time_budget_seconds=10.0,
+        )
+        relay = Relay(db, settings, config)
+        failed_at: list[float] = []
+        write = relay.store.write
+
+        def noted_write(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return write(*args, **kwargs)
+            except Exception:
+                failed_at.append(time.monotonic())
+                raise
+
+        relay.store.write = noted_write  # type: ignore[method-assign]
+        try:
+            summary = relay.run()
+        finally:
+            emulator.resume()
+        events = outbox(db, settings)
+
+    assert summary["status"] == "error", summary
+    assert failed_at, "no settle failed"
+    # Publishes already under way when the first settle failed may still arrive; none after.
+    after = [t for t in arrived if t > failed_at[0]]
+    assert len(after) <= CONCURRENCY, (len(after), len(arrived), summary)
+    delivered = {str(r.event_id) for r in receiver.received}
+    not_settled = {e for e in delivered if events[e]["status"] != "PROCESSED"}
+    # (A settle sent into the freeze may still land once Firestore wakes: counted, not seen.)
+    assert summary["unsettled"] >= len(not_settled) > 0, (summary, len(not_settled))
