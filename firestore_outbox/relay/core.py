@@ -135,6 +135,24 @@ class Relay:
             budget = max(0.0, min(budget, time_budget))
         deadline = started + budget
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
+        # Whatever the run does past its budget (settles, releases, counts) ends within
+        # budget + Firestore timeout, the envelope the function's timeout is sized for.
+        self._store.bound_until(deadline + self.config.firestore_timeout_seconds)
+        try:
+            return self._run(started, budget, instance, stop=stop, fan_out=fan_out)
+        finally:
+            self._store.bound_until(None)
+
+    def _run(
+        self,
+        started: float,
+        budget: float,
+        instance: str,
+        *,
+        stop: threading.Event | None,
+        fan_out: bool,
+    ) -> dict[str, Any]:
+        deadline = started + budget
         tally: Counter[str] = Counter()
         summary: dict[str, Any] = {"status": "ok", "stoppedBy": "drained"}
         mode = self.config.leases
