@@ -33,8 +33,7 @@ logger = logging.getLogger("firestore_outbox.relay.core")
 class Settling(Protocol):
     """Whether settles are landing (`relay.settling.settler.Settler` says)."""
 
-    @property
-    def stalled(self) -> bool: ...
+    def wait_flowing(self, timeout: float) -> bool: ...
 
 
 class Run(Protocol):
@@ -84,7 +83,12 @@ class Attempts:
         deadline = min(run.deadline, lease_expiry) - SETTLE_ALLOWANCE_SECONDS
         if deadline - now < self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS:
             return None
-        if run.breaker.open or run.settler.stalled:  # (settles not landing: keep it unsent)
+        # Settles not landing (a settle write failed): wait while this attempt still fits;
+        # what could not be settled is kept unsent, not delivered to be delivered again.
+        latest_start = deadline - (self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS)
+        if not run.settler.wait_flowing(latest_start - now):
+            return None
+        if run.breaker.open:
             return None
         event = lease.event
         created = {"traceparent": event.traceparent, "tracestate": event.tracestate}

@@ -19,6 +19,7 @@ import math
 import queue
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from types import TracebackType
@@ -36,6 +37,7 @@ from firestore_outbox.relay.settling.writes import write_settles
 from firestore_outbox.relay.store import LeaseStore
 
 _STOP = None
+_WAKE_SECONDS = 0.1  # how often a publish waiting for settles looks whether the settler stopped
 
 
 class Settler:
@@ -74,6 +76,8 @@ class Settler:
         # Set while settles are not landing: nothing more is published that could not be
         # settled (each such delivery would be a redelivery later).
         self._stalled = threading.Event()
+        self._flowing = threading.Event()  # the opposite, to wait on
+        self._flowing.set()
         self._thread = threading.Thread(target=self._run, name="relay-settle", daemon=True)
 
     def __enter__(self) -> Settler:
@@ -97,10 +101,23 @@ class Settler:
         """Whether the last settle write failed (or the settler stopped): publish nothing."""
         return self._stalled.is_set()
 
+    def wait_flowing(self, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for settles to land again; whether they do (never
+        once the settler has stopped)."""
+        end = time.monotonic() + timeout
+        while self._error is None:
+            if self._flowing.wait(max(0.0, min(_WAKE_SECONDS, end - time.monotonic()))):
+                return self._error is None
+            if time.monotonic() >= end:
+                return False
+        return False
+
     def _landing(self, landed: bool) -> None:
         if landed and self._error is None:
             self._stalled.clear()
+            self._flowing.set()
         else:
+            self._flowing.clear()
             self._stalled.set()
 
     @property
@@ -141,7 +158,7 @@ class Settler:
                     self._unsettled(items)
             except BaseException as exc:  # raised by close(), in the relay's own thread
                 self._error = exc
-                self._stalled.set()
+                self._landing(False)
             finally:
                 self._done(len(items))
 
