@@ -25,8 +25,8 @@ from tests.console_pages import SECRET, prepared_console_outbox  # noqa: F401
 from tests.helpers import add_raw_event
 
 webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.expected_conditions import staleness_of  # noqa: E402
 from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.emulator
@@ -66,10 +66,16 @@ def cells(driver: Any, table_id: str) -> list[list[str]]:
 
 
 def follow(driver: Any, by: str, value: str) -> None:
-    """Click what leads to another page and wait until that page has replaced this one."""
-    page = driver.find_element(By.TAG_NAME, "html")
+    """Click what leads to another page and wait until that page has replaced this one and
+    loaded: the old page carries a marker a new one cannot have. (Waiting for the old <html>
+    to go stale raced the navigation: Chromium answered "Node with given id does not belong
+    to the document" while the document was being swapped.)"""
+    driver.execute_script("window.__leaving = true")
     driver.find_element(by, value).click()
-    WebDriverWait(driver, 30).until(staleness_of(page))
+    new_page = "return !window.__leaving && document.readyState === 'complete'"
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(new_page)
+    )
 
 
 def refresh(driver: Any) -> None:
