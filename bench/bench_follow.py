@@ -34,6 +34,7 @@ from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
 from firestore_outbox.relay.follow.follower import Follower
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
@@ -51,7 +52,7 @@ def emulated() -> Iterator[Settings]:
 
 def relay_config(url: str, concurrency: int, batch_size: int) -> RelayConfig:
     return RelayConfig(
-        downstream_url=url,
+        publisher=HttpSettings(url=url),
         concurrency=concurrency,
         batch_size=batch_size,
         time_budget_seconds=3600.0,

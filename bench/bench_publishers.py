@@ -44,7 +44,10 @@ from bench.publisher_endpoints import (  # noqa: E402
 )
 from firestore_outbox.publishers.amqp.publisher import AmqpPublisher, AmqpTarget  # noqa: E402
 from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublisherOptions  # noqa: E402
-from firestore_outbox.publishers.eventbridge import EventBridgePublisher, EventBridgeTarget  # noqa: E402
+from firestore_outbox.publishers.eventbridge.publisher import (  # noqa: E402
+    EventBridgePublisher,
+    EventBridgeTarget,
+)
 from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget  # noqa: E402
 from firestore_outbox.publishers.fc.fc3 import Fc3Publisher, Fc3Target  # noqa: E402
 from firestore_outbox.publishers.http.publisher import HttpPublisher  # noqa: E402

@@ -51,8 +51,8 @@ def bench_meter() -> Any:
 
 
 def drain_relay(db: Any, settings: Any, spec: dict[str, Any]) -> Counter[str]:
-    config = RelayConfig(
-        downstream_url=spec["url"], time_budget_seconds=3600.0, **spec.get("config", {})
+    config = tree.relay_config(
+        TREE, spec["url"], time_budget_seconds=3600.0, **spec.get("config", {})
     )
     relay = Relay(db, settings, config)
     totals: Counter[str] = Counter()

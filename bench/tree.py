@@ -6,9 +6,11 @@ variant's relay, settings and writes all come from one tree."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 from types import SimpleNamespace
+from typing import Any
 
 _NAMES = {
     "Settings": ("config.settings", "config"),
@@ -37,3 +39,13 @@ def load() -> SimpleNamespace:
         found[name] = getattr(importlib.import_module(module), name)
     found["where"] = importlib.import_module(found["Relay"].__module__).__file__
     return SimpleNamespace(**found)
+
+
+def relay_config(found: SimpleNamespace, url: str, **fields: Any) -> Any:
+    """The tree's `RelayConfig` delivering to `url` over HTTP, with the relay's own `fields`:
+    flat (`downstream_url=`) before the settings were composed, `publisher=HttpSettings(...)`
+    after."""
+    if "downstream_url" in {f.name for f in dataclasses.fields(found.RelayConfig)}:
+        return found.RelayConfig(downstream_url=url, **fields)
+    http = importlib.import_module("firestore_outbox.publishers.http.settings")
+    return found.RelayConfig(publisher=http.HttpSettings(url=url), **fields)

@@ -54,9 +54,19 @@ if TYPE_CHECKING:
     from firestore_outbox.idempotency import IdempotencyASGIMiddleware, IdempotencyMiddleware
     from firestore_outbox.producer.repository import OutboxRepository
     from firestore_outbox.producer.uow import FirestoreUnitOfWork
+    from firestore_outbox.publishers.amqp.settings import AmqpSettings
     from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
+    from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
+    from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
+    from firestore_outbox.publishers.http.settings import HttpSettings
+    from firestore_outbox.publishers.mns.settings import MnsSettings
+    from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
+    from firestore_outbox.publishers.settings import AccessKeySettings
     from firestore_outbox.relay.config import RelayConfig, load_relay_config
     from firestore_outbox.relay.core import Relay
+    from firestore_outbox.relay.fan_out import FanOutSettings
+    from firestore_outbox.relay.partitioned.settings import PartitionSettings
+    from firestore_outbox.relay.ramp import RampSettings
     from firestore_outbox.relay.summary import RunStatus, RunSummary, StopReason
     from firestore_outbox.signing import InvalidSignature, Signer
 
@@ -81,6 +91,17 @@ _LAZY = {
     "Outcome": "firestore_outbox.publishers.base",
     "Publisher": "firestore_outbox.publishers.base",
     "PublishResult": "firestore_outbox.publishers.base",
+    "AccessKeySettings": "firestore_outbox.publishers.settings",
+    "AmqpSettings": "firestore_outbox.publishers.amqp.settings",
+    "EventBridgeSettings": "firestore_outbox.publishers.eventbridge.settings",
+    "FcSettings": "firestore_outbox.publishers.fc.settings",
+    "Fc3Settings": "firestore_outbox.publishers.fc.settings",
+    "HttpSettings": "firestore_outbox.publishers.http.settings",
+    "MnsSettings": "firestore_outbox.publishers.mns.settings",
+    "RocketMqSettings": "firestore_outbox.publishers.rocketmq.settings",
+    "FanOutSettings": "firestore_outbox.relay.fan_out",
+    "PartitionSettings": "firestore_outbox.relay.partitioned.settings",
+    "RampSettings": "firestore_outbox.relay.ramp",
     "RelayConfig": "firestore_outbox.relay.config",
     "load_relay_config": "firestore_outbox.relay.config",
     "Relay": "firestore_outbox.relay.core",
@@ -92,6 +113,8 @@ _LAZY = {
 }
 
 __all__ = [
+    "AccessKeySettings",
+    "AmqpSettings",
     "BatchTooLarge",
     "CommitFailed",
     "CommitOutcomeUnknown",
@@ -100,8 +123,13 @@ __all__ = [
     "Delivery",
     "DocumentAlreadyExists",
     "DocumentTooLarge",
+    "EventBridgeSettings",
     "EventStatus",
+    "FanOutSettings",
+    "Fc3Settings",
+    "FcSettings",
     "FirestoreUnitOfWork",
+    "HttpSettings",
     "IdempotencyASGIMiddleware",
     "IdempotencyConflict",
     "IdempotencyMiddleware",
@@ -110,14 +138,18 @@ __all__ = [
     "InvalidInput",
     "InvalidSignature",
     "MalformedDelivery",
+    "MnsSettings",
     "OutboxError",
     "OutboxRepository",
     "Outcome",
+    "PartitionSettings",
     "PublishResult",
     "Publisher",
+    "RampSettings",
     "ReceivedEvent",
     "Relay",
     "RelayConfig",
+    "RocketMqSettings",
     "RunStatus",
     "RunSummary",
     "Settings",

@@ -20,11 +20,12 @@ from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.publishers.base import Delivery, PublishResult
+from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
 
 # Short timeouts and backoff so retries and lease expiry happen within a test.
 FAST = RelayConfig(
-    downstream_url="http://127.0.0.1:9/unused",
+    publisher=HttpSettings(url="http://127.0.0.1:9/unused"),
     max_attempts=3,
     lock_timeout_seconds=3.0,
     backoff_base_seconds=0.05,
@@ -37,8 +38,35 @@ FAST = RelayConfig(
 )
 
 
+# The settings a test may change by one keyword, by the component that holds them.
+_COMPONENTS: dict[str, dict[str, str]] = {
+    "partitions": {
+        "leases": "leases",
+        "partitions": "count",
+        "ordering": "ordering",
+        "failed_head": "failed_head",
+        "partition_collection": "collection",
+        "partitions_per_claim": "per_claim",
+    },
+    "fan_out": {"fan_out_max": "max", "fan_out_events": "events"},
+    "ramp": {"ramp": "enabled", "ramp_rate": "rate", "ramp_step_seconds": "step_seconds"},
+}
+
+
+def configured(config: RelayConfig, **overrides: Any) -> RelayConfig:
+    """`config` with `overrides`: the relay's own fields by name, a component's by the name of
+    its variable (`partitions=4` is `RELAY_PARTITIONS`, `leases="event"` is `RELAY_LEASES`,
+    `ramp_rate=40` is `RELAY_RAMP_RATE`), so a test says what it changes in one keyword."""
+    for attribute, names in _COMPONENTS.items():
+        changes = {names[key]: overrides.pop(key) for key in list(overrides) if key in names}
+        if changes:
+            component = dataclasses.replace(getattr(config, attribute), **changes)
+            config = dataclasses.replace(config, **{attribute: component})
+    return dataclasses.replace(config, **overrides)
+
+
 def fast_config(url: str, **overrides: Any) -> RelayConfig:
-    return dataclasses.replace(FAST, downstream_url=url, **overrides)
+    return configured(FAST, publisher=HttpSettings(url=url), **overrides)
 
 
 def make_relay(db: firestore.Client, settings: Settings, url: str, **overrides: Any) -> Relay:

@@ -13,7 +13,7 @@ from firestore_outbox.console.access import check_binding, read_token
 from firestore_outbox.console.app import MAX_FORM_BYTES
 from firestore_outbox.idempotency.server import create_server
 from firestore_outbox.observability.logs import configure_logging
-from firestore_outbox.relay.partitioned.settings import read_partitioning
+from firestore_outbox.relay.partitioned.settings import PartitionSettings
 
 
 def register(commands: Any) -> None:
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         token=token,
         secrets=secrets,
         lock_timeout_seconds=lock_timeout(args),
-        partition_collection=read_partitioning(get)["partition_collection"],
+        partition_collection=PartitionSettings.from_environment(get).collection,
         refresh_seconds=args.refresh,
     )
     server = create_server(

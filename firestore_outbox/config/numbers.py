@@ -11,10 +11,26 @@ check.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from firestore_outbox.errors import ConfigError
 
-__all__ = ["MAX_SECONDS", "check_seconds", "parse_seconds", "parse_whole"]
+__all__ = [
+    "MAX_SECONDS",
+    "Get",
+    "NumberTable",
+    "at_least",
+    "check_seconds",
+    "flag",
+    "parse_seconds",
+    "parse_whole",
+    "read_numbers",
+]
+
+# A lookup of one environment variable (`firestore_outbox.config.settings.env_reader`): stripped,
+# None when unset.
+Get = Callable[[str], "str | None"]
 
 # 100 years: more than any lease, backoff, budget or retention means, and a date that far
 # ahead still fits a timestamp (3e11 s past now overflowed the settle's `expireAt`).
@@ -60,3 +76,32 @@ def human(seconds: float) -> str:
             parts.append(f"{left // size}{unit}")
             left %= size
     return " ".join(parts[:2])
+
+
+def flag(variable: str, value: str | None) -> bool:
+    """A true/false variable (unset: false); `ConfigError` naming it for anything else."""
+    if value is None or value.lower() in ("false", "0", "no"):
+        return False
+    if value.lower() in ("true", "1", "yes"):
+        return True
+    raise ConfigError(f"{variable} must be true or false, got {value!r}")
+
+
+def at_least(variable: str, value: int, minimum: int) -> None:
+    """`ConfigError` naming `variable` unless `value` is a whole number >= `minimum`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{variable} must be a whole number >= {minimum}, got {value!r}")
+
+
+# A field's variable and its parser (`parse_seconds`, `parse_whole`), by field name.
+NumberTable = dict[str, tuple[str, Callable[[str, str], float]]]
+
+
+def read_numbers(get: Get, table: NumberTable) -> dict[str, Any]:
+    """The fields of `table` (field: its variable and parser) whose variable is set."""
+    numbers: dict[str, Any] = {}
+    for name, (variable, parse) in table.items():
+        raw = get(variable)
+        if raw is not None:
+            numbers[name] = parse(variable, raw)
+    return numbers

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from firestore_outbox.publishers.base import PublisherOptions
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.settings import AccessKeySettings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,13 +53,13 @@ class AccessKey(TypedDict):
     security_token: str | None
 
 
-def access_key(config: RelayConfig) -> AccessKey:
+def access_key(settings: AccessKeySettings) -> AccessKey:
     """The configured AccessKey (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`,
-    `..._SECURITY_TOKEN`), for a target's `from_config`."""
+    `..._SECURITY_TOKEN`) as a target's keyword arguments."""
     return {
-        "access_key_id": str(config.access_key_id),
-        "access_key_secret": str(config.access_key_secret),
-        "security_token": config.security_token,
+        "access_key_id": settings.access_key_id,
+        "access_key_secret": settings.access_key_secret,
+        "security_token": settings.security_token,
     }
 
 

@@ -1,9 +1,10 @@
-"""`publisher_for`: the publisher the configuration names, built with its timeouts.
+"""`publisher_for`: the publisher a settings object names, built with its options.
 
-Each publisher is a module of its own with a `from_config(config, options)` function that
-reads its settings and builds it; `REGISTRY` names the module (imported only when chosen, so
-an SDK is needed only where its publisher runs) and the extra that brings its SDK. Adding a
-publisher is its module plus one line here, and its settings class (docs/development.md).
+Each publisher is a module of its own with a `from_settings(settings, options)` function that
+builds it from its own settings class alone; `REGISTRY` names, by `RELAY_PUBLISHER` value, the
+settings class (which imports no SDK), the module (imported only when chosen, so an SDK is
+needed only where its publisher runs) and the extra that brings its SDK. Adding a publisher is
+its module and settings class plus one line here (docs/development.md).
 """
 
 from __future__ import annotations
@@ -13,39 +14,54 @@ from dataclasses import dataclass
 from typing import cast
 
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.observability.logs import configured_secrets
+from firestore_outbox.publishers.amqp.settings import AmqpSettings
 from firestore_outbox.publishers.base import Publisher, PublisherOptions
-from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.signing import Signer
+from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
+from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
+from firestore_outbox.publishers.http.settings import HttpSettings
+from firestore_outbox.publishers.mns.settings import MnsSettings
+from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
+from firestore_outbox.publishers.settings import PublisherSettings
 
 
 @dataclass(frozen=True)
 class Entry:
-    """Where a publisher's `from_config` lives, and what to install when it cannot load."""
+    """A publisher's settings class, where its `from_settings` lives, and what to install
+    when it cannot load."""
 
+    settings: type[PublisherSettings]
     module: str
     package: str | None = None  # the SDK it imports; None: the standard library only
     extra: str | None = None  # `pip install 'firestore-outbox[extra]'` installs `package`
 
 
-REGISTRY: dict[str, Entry] = {
-    "http": Entry("firestore_outbox.publishers.http.publisher"),
-    "fc": Entry("firestore_outbox.publishers.fc.fc2", "aliyun-fc2", "fc"),
-    "fc3": Entry("firestore_outbox.publishers.fc.fc3"),
-    "mns": Entry("firestore_outbox.publishers.mns.publisher"),
-    "eventbridge": Entry(
-        "firestore_outbox.publishers.eventbridge", "alibabacloud-eventbridge", "eventbridge"
+_ENTRIES = (
+    Entry(HttpSettings, "firestore_outbox.publishers.http.publisher"),
+    Entry(FcSettings, "firestore_outbox.publishers.fc.fc2", "aliyun-fc2", "fc"),
+    Entry(Fc3Settings, "firestore_outbox.publishers.fc.fc3"),
+    Entry(AmqpSettings, "firestore_outbox.publishers.amqp.publisher", "pika", "amqp"),
+    Entry(MnsSettings, "firestore_outbox.publishers.mns.publisher"),
+    Entry(
+        EventBridgeSettings,
+        "firestore_outbox.publishers.eventbridge.publisher",
+        "alibabacloud-eventbridge",
+        "eventbridge",
     ),
-    "rocketmq": Entry(
-        "firestore_outbox.publishers.rocketmq.publisher", "rocketmq-python-client", "rocketmq"
+    Entry(
+        RocketMqSettings,
+        "firestore_outbox.publishers.rocketmq.publisher",
+        "rocketmq-python-client",
+        "rocketmq",
     ),
-    "amqp": Entry("firestore_outbox.publishers.amqp.publisher", "pika", "amqp"),
-}
+)
+REGISTRY: dict[str, Entry] = {entry.settings.name: entry for entry in _ENTRIES}
+PUBLISHERS = tuple(REGISTRY)
 
 
-def publisher_for(config: RelayConfig) -> Publisher:
-    """The publisher `config.publisher` names, with the configured timeouts and pool."""
-    name = config.publisher
+def publisher_for(settings: PublisherSettings, options: PublisherOptions) -> Publisher:
+    """The publisher `settings` are for, built from them and `options` (its timeouts, pool,
+    signer and secrets to mask: `RelayConfig.publisher_options()`)."""
+    name = settings.name
     entry = REGISTRY[name]
     try:
         module = importlib.import_module(entry.module)
@@ -61,18 +77,4 @@ def publisher_for(config: RelayConfig) -> Publisher:
             f"RELAY_PUBLISHER={name}: its client cannot write its log folder in the temporary "
             f"directory; point TMPDIR at a writable directory ({exc.strerror})"
         ) from None
-    return cast(Publisher, module.from_config(config, options(config)))
-
-
-def options(config: RelayConfig) -> PublisherOptions:
-    """What every publisher is built with: its timeouts, pool, signer and secrets to mask."""
-    signer = Signer(config.signing_secrets) if config.signing_secrets else None
-    return {
-        "connect_timeout": config.connect_timeout_seconds,
-        "read_timeout": config.http_timeout_seconds,
-        "pool_size": config.concurrency,
-        "signer": signer,
-        # A downstream may echo anything back in an error body, and errors become
-        # `lastError`: every secret this process knows is masked there, as in the logs.
-        "secrets": [*configured_secrets(), *config.signing_secrets],
-    }
+    return cast(Publisher, module.from_settings(settings, options))

@@ -1,26 +1,43 @@
-"""What the publishers' settings share: the Alibaba Cloud AccessKey, and the checks that name
-the variable that is missing or wrong without ever echoing a URL (it may hold a token) or a
-secret.
+"""What every publisher's settings share: the base class, the Alibaba Cloud AccessKey, and the
+checks that name the variable that is missing or wrong without ever echoing a URL (it may hold
+a token) or a secret.
 
-Each publisher family keeps its fields, their variables and their checks in a settings
-dataclass of its own (`firestore_outbox.publishers.http.settings`, `fc_settings`,
-`message_settings`,
-`amqp_settings`); `RelayConfig` inherits them all, so a setting keeps its one flat name
-(`config.mns_queue`) and `RelayConfig(...)` takes every one as a keyword.
+Each publisher owns a small keyword-only settings class in its folder
+(`firestore_outbox.publishers.http.settings`, `...fc.settings`, `...mns.settings`, ...): its
+fields, how it reads them from the environment (`from_environment`), and its checks, run when
+it is made. `RelayConfig.publisher` holds one of them, and the publisher is built from that
+one alone (`firestore_outbox.publishers.registry`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import ClassVar
 
+from firestore_outbox.config.numbers import Get
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.http.urls import url_problem
 
-# A lookup of one environment variable (`firestore_outbox.config.settings.env_reader`): stripped,
-# None when unset.
-Get = Callable[[str], "str | None"]
+
+@dataclass(frozen=True, kw_only=True)
+class PublisherSettings:
+    """Base of each publisher's settings: `name` is its `RELAY_PUBLISHER` value."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    def from_environment(cls, get: Get) -> PublisherSettings:
+        """The settings from the environment; `ConfigError` names a variable missing or bad."""
+        raise NotImplementedError
+
+    def destination(self) -> str:
+        """`messaging.destination.name` of what it publishes to (a queue, topic, bus, function;
+        never a secret)."""
+        return ""
+
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never reach a log or `lastError` (a token in a URL, a key)."""
+        return ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,25 +46,27 @@ class AccessKeySettings:
     `..._SECRET`, `..._SECURITY_TOKEN` (which Function Compute sets for a function that has a
     role)."""
 
-    access_key_id: str | None = None
-    access_key_secret: str | None = field(default=None, repr=False)
+    access_key_id: str = ""
+    access_key_secret: str = field(default="", repr=False)
     security_token: str | None = field(default=None, repr=False)
 
-    def _access_key(self) -> tuple[tuple[str, str | None], ...]:
+    @classmethod
+    def from_environment(cls, get: Get) -> AccessKeySettings:
+        return cls(
+            access_key_id=get("ALIBABA_CLOUD_ACCESS_KEY_ID") or "",
+            access_key_secret=get("ALIBABA_CLOUD_ACCESS_KEY_SECRET") or "",
+            security_token=get("ALIBABA_CLOUD_SECURITY_TOKEN"),
+        )
+
+    def required(self) -> tuple[tuple[str, str | None], ...]:
         """The AccessKey's required variables and their values, for `required`."""
         return (
             ("ALIBABA_CLOUD_ACCESS_KEY_ID", self.access_key_id),
             ("ALIBABA_CLOUD_ACCESS_KEY_SECRET", self.access_key_secret),
         )
 
-
-def read_access_key(get: Get) -> dict[str, Any]:
-    """`AccessKeySettings`' fields from the environment."""
-    return {
-        "access_key_id": get("ALIBABA_CLOUD_ACCESS_KEY_ID"),
-        "access_key_secret": get("ALIBABA_CLOUD_ACCESS_KEY_SECRET"),
-        "security_token": get("ALIBABA_CLOUD_SECURITY_TOKEN"),
-    }
+    def secrets(self) -> tuple[str, ...]:
+        return (self.access_key_secret, self.security_token or "")
 
 
 def required(needed_by: str, *variables: tuple[str, str | None]) -> None:
@@ -63,32 +82,3 @@ def usable_url(variable: str, url: str) -> None:
     problem = url_problem(url)
     if problem:
         raise ConfigError(f"{variable} must be a usable http:// or https:// URL: {problem}")
-
-
-def flag(variable: str, value: str | None) -> bool:
-    """A true/false variable (unset: false); `ConfigError` naming it for anything else."""
-    if value is None or value.lower() in ("false", "0", "no"):
-        return False
-    if value.lower() in ("true", "1", "yes"):
-        return True
-    raise ConfigError(f"{variable} must be true or false, got {value!r}")
-
-
-def at_least(variable: str, value: int, minimum: int) -> None:
-    """`ConfigError` naming `variable` unless `value` is a whole number >= `minimum`."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{variable} must be a whole number >= {minimum}, got {value!r}")
-
-
-# A field's variable and its parser (`firestore_outbox.config.numbers`), by field name.
-NumberTable = dict[str, tuple[str, Callable[[str, str], float]]]
-
-
-def read_numbers(get: Get, table: NumberTable) -> dict[str, Any]:
-    """The fields of `table` (field: its variable and parser) whose variable is set."""
-    numbers: dict[str, Any] = {}
-    for name, (variable, parse) in table.items():
-        raw = get(variable)
-        if raw is not None:
-            numbers[name] = parse(variable, raw)
-    return numbers

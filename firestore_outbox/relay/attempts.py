@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import time
 from typing import TYPE_CHECKING, Protocol
-from urllib.parse import urlsplit
 
 from firestore_outbox.observability.logs import configured_secrets, log_event
 from firestore_outbox.observability.metrics import AttemptMetrics
@@ -19,7 +18,6 @@ from firestore_outbox.publishers.base import (
     bounded_error,
     error_class,
 )
-from firestore_outbox.publishers.http.publisher import url_secrets
 from firestore_outbox.relay.config import SETTLE_ALLOWANCE_SECONDS, RelayConfig
 from firestore_outbox.relay.events import rfc3339
 
@@ -57,7 +55,8 @@ class Attempts:
         self._publisher = publisher
         self._source = source
         self._config = config
-        system, destination = messaging_system(config.publisher), destination_of(config)
+        system = messaging_system(config.publisher.name)
+        destination = config.publisher.destination()
         self._spans = PublishSpans(system, destination)
         self._metrics = AttemptMetrics(
             {"messaging.system": system, "messaging.destination.name": destination}
@@ -66,9 +65,7 @@ class Attempts:
         self._secrets = [
             *configured_secrets(),
             *config.signing_secrets,
-            *(url_secrets(config.downstream_url) if config.downstream_url else ()),
-            config.access_key_secret or "",
-            config.security_token or "",
+            *config.publisher.secrets(),
         ]
 
     def publish(self, lease: Lease, run: Run) -> PublishResult | None:
@@ -159,21 +156,3 @@ def retry_for_bug(
         errorClass=type(exc).__name__,
     )
     return PublishResult(Outcome.RETRY, error)
-
-
-def destination_of(config: RelayConfig) -> str:
-    """`messaging.destination.name` for the configured publisher: a queue, topic, bus or
-    function name; for HTTP the downstream's host and port only (a path or query may hold a
-    token, and user info a password)."""
-    if config.publisher == "http" and config.downstream_url:
-        parts = urlsplit(config.downstream_url)
-        return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname or "")
-    names = {
-        "fc": config.fc_function,
-        "fc3": config.fc_function,
-        "mns": config.mns_queue or config.mns_topic,
-        "eventbridge": config.eventbridge_bus,
-        "rocketmq": config.rocketmq_topic,
-        "amqp": config.amqp_exchange or "(default exchange)",
-    }
-    return names.get(config.publisher) or ""

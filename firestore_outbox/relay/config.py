@@ -1,39 +1,37 @@
 """`RelayConfig`: how the relay delivers, retries and paces itself, validated in one place.
 
-This module holds the relay's own settings; partitioning's
-(`firestore_outbox.relay.partitioned.settings`),
-fan-out's (`firestore_outbox.relay.fan_out_settings`) and each publisher family's fields, variables
-and checks are in a settings module of their own, which `RelayConfig` inherits
-(`firestore_outbox.publishers.settings` says how), so every setting is still one flat attribute and
-keyword."""
+The relay's own settings are fields here; each component's are a small settings class of its
+own, which `RelayConfig` holds rather than inherits: `config.publisher` (one publisher's
+settings: `HttpSettings`, `AmqpSettings`, ... from `firestore_outbox.publishers`),
+`config.partitions` (`PartitionSettings`), `config.fan_out` (`FanOutSettings`) and
+`config.ramp` (`RampSettings`). Each checks itself when it is made, and `load_relay_config`
+reads the environment once for all of them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from firestore_outbox.config.numbers import check_seconds, parse_seconds, parse_whole
+from firestore_outbox.config.numbers import (
+    NumberTable,
+    at_least,
+    check_seconds,
+    parse_seconds,
+    parse_whole,
+    read_numbers,
+)
 from firestore_outbox.config.settings import env_reader
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
-from firestore_outbox.publishers.amqp.settings import AmqpSettings, read_amqp
-from firestore_outbox.publishers.fc.settings import FcSettings, read_fc
-from firestore_outbox.publishers.http.settings import HttpSettings, read_http
-from firestore_outbox.publishers.message_settings import (
-    EventBridgeSettings,
-    MnsSettings,
-    RocketMqSettings,
-    read_message_services,
-)
-from firestore_outbox.publishers.settings import (
-    NumberTable,
-    at_least,
-    read_access_key,
-    read_numbers,
-)
-from firestore_outbox.relay.fan_out_settings import FanOutSettings, read_fan_out
-from firestore_outbox.relay.partitioned.settings import PartitionSettings, read_partitioning
-from firestore_outbox.signing import parse_secrets
+from firestore_outbox.observability.logs import configured_secrets
+from firestore_outbox.publishers.base import PublisherOptions
+from firestore_outbox.publishers.registry import PUBLISHERS, REGISTRY
+from firestore_outbox.publishers.settings import PublisherSettings
+from firestore_outbox.relay.fan_out import FanOutSettings
+from firestore_outbox.relay.partitioned.settings import PartitionSettings
+from firestore_outbox.relay.ramp import RampSettings
+from firestore_outbox.signing import Signer, parse_secrets
 
 # Time kept for the settle write after a publish; a Firestore write normally takes ~10 ms.
 SETTLE_ALLOWANCE_SECONDS = 0.5
@@ -41,29 +39,21 @@ DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True, kw_only=True)
-class RelayConfig(
-    PartitionSettings,
-    FanOutSettings,
-    HttpSettings,
-    FcSettings,
-    MnsSettings,
-    EventBridgeSettings,
-    RocketMqSettings,
-    AmqpSettings,
-):
-    """Relay settings; build with `load_relay_config()` or directly in tests.
+class RelayConfig:
+    """Relay settings; build with `load_relay_config()`, or directly:
+    `RelayConfig(publisher=HttpSettings(url=...), partitions=PartitionSettings(count=64))`.
 
     Every field has an environment variable (`RELAY_` + its name in capitals, seconds where
-    the name says so), except `downstream_url` (`DOWNSTREAM_SERVICE_URL`), `retention_seconds`
-    (`OUTBOX_RETENTION_SECONDS`, also the default of `outbox purge`) and the Alibaba Cloud
-    credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
-    which Function Compute sets for a function that has a role). `signing_secrets` come from
-    `RELAY_SIGNING_SECRET`, comma-separated; each delivery is signed with every one of them.
-    The partitioning, fan-out and publishers' fields come from their settings classes (the
-    bases).
+    the name says so), except `retention_seconds` (`OUTBOX_RETENTION_SECONDS`, also the
+    default of `outbox purge`). `signing_secrets` come from `RELAY_SIGNING_SECRET`,
+    comma-separated; each delivery is signed with every one of them. `publisher` is the one
+    publisher's settings `RELAY_PUBLISHER` names (`firestore_outbox.publishers.registry`).
     """
 
-    publisher: str = "http"  # or one of PUBLISHERS
+    publisher: PublisherSettings
+    partitions: PartitionSettings = field(default_factory=PartitionSettings)
+    fan_out: FanOutSettings = field(default_factory=FanOutSettings)
+    ramp: RampSettings = field(default_factory=RampSettings)
     max_attempts: int = 5
     lock_timeout_seconds: float = 300.0
     backoff_base_seconds: float = 10.0
@@ -82,14 +72,11 @@ class RelayConfig(
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        self._check_partitioning()
-        self._check_fan_out()
-        check = _PUBLISHER_CHECKS.get(self.publisher)
-        if check is None:
+        if not isinstance(self.publisher, PublisherSettings):
             raise ConfigError(
-                f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {self.publisher!r}"
+                "RelayConfig.publisher must be a publisher's settings (HttpSettings, "
+                f"AmqpSettings, ...), got {type(self.publisher).__name__}"
             )
-        check(self)
         at_least("RELAY_MAX_ATTEMPTS", self.max_attempts, 1)
         at_least("RELAY_BATCH_SIZE", self.batch_size, 1)
         if self.batch_size > MAX_WRITES_PER_BATCH:
@@ -140,19 +127,18 @@ class RelayConfig(
     def connect_timeout_seconds(self) -> float:
         return min(5.0, self.http_timeout_seconds)
 
-
-# The publishers RELAY_PUBLISHER may name, each with its check from its settings class;
-# `firestore_outbox/publishers/registry.py` builds each.
-_PUBLISHER_CHECKS: dict[str, Callable[[RelayConfig], None]] = {
-    "http": RelayConfig._check_http,
-    "fc": RelayConfig._check_fc,
-    "fc3": RelayConfig._check_fc3,
-    "amqp": RelayConfig._check_amqp,
-    "mns": RelayConfig._check_mns,
-    "eventbridge": RelayConfig._check_eventbridge,
-    "rocketmq": RelayConfig._check_rocketmq,
-}
-PUBLISHERS = tuple(_PUBLISHER_CHECKS)
+    def publisher_options(self) -> PublisherOptions:
+        """What the publisher is built with: its timeouts, pool, signer and secrets to mask."""
+        signer = Signer(self.signing_secrets) if self.signing_secrets else None
+        return {
+            "connect_timeout": self.connect_timeout_seconds,
+            "read_timeout": self.http_timeout_seconds,
+            "pool_size": self.concurrency,
+            "signer": signer,
+            # A downstream may echo anything back in an error body, and errors become
+            # `lastError`: every secret this process knows is masked there, as in the logs.
+            "secrets": [*configured_secrets(), *self.signing_secrets],
+        }
 
 
 _NUMBERS: NumberTable = {
@@ -174,19 +160,18 @@ _NUMBERS: NumberTable = {
 def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
     """Read the relay's variables like `load_settings()` does; `ConfigError` names the bad one."""
     get = env_reader(environ)
-    numbers = read_numbers(get, _NUMBERS)
+    name = (get("RELAY_PUBLISHER") or "http").lower()
+    entry = REGISTRY.get(name)
+    if entry is None:
+        raise ConfigError(f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {name!r}")
     return RelayConfig(
-        publisher=(get("RELAY_PUBLISHER") or "http").lower(),
+        partitions=PartitionSettings.from_environment(get),
+        fan_out=FanOutSettings.from_environment(get),
+        ramp=RampSettings.from_environment(get),
+        publisher=entry.settings.from_environment(get),
         event_source=get("RELAY_EVENT_SOURCE"),
-        **read_http(get),
-        **read_fc(get),
-        **read_message_services(get),
-        **read_amqp(get),
-        **read_access_key(get),
         signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
-        **read_partitioning(get),
-        **read_fan_out(get),
-        **numbers,
+        **read_numbers(get, _NUMBERS),
     )
 
 

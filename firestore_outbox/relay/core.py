@@ -31,7 +31,7 @@ from firestore_outbox.relay.lease import OnSettled
 from firestore_outbox.relay.partitioned.drain import PartitionDrain
 from firestore_outbox.relay.partitioned.lease_mode import ModeRecords, ModeTaken
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
-from firestore_outbox.relay.partitioned.settings import FailedHead, LeaseMode
+from firestore_outbox.relay.partitioned.settings import LeaseMode
 from firestore_outbox.relay.per_event.delivering import deliver_batch, open_pipeline, ramp_governor
 from firestore_outbox.relay.per_event.leasing import drain_due
 from firestore_outbox.relay.pipeline import Pipeline
@@ -75,38 +75,40 @@ class Relay:
             db,
             settings.outbox_collection,
             timeout=config.firestore_timeout_seconds,
-            park_holds=config.ordered and config.failed_head is FailedHead.HOLD,
+            park_holds=config.partitions.holds_failed,
         )
         source = config.event_source or (
             f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
             f"/documents/{settings.outbox_collection}"
         )
         self._source = source  # the CloudEvents `source` of every delivery
-        self._attempts = Attempts(publisher or publisher_for(config), source, config)
+        self._attempts = Attempts(
+            publisher or publisher_for(config.publisher, config.publisher_options()), source, config
+        )
         self._rng = rng or random.Random()
         self._db = db
-        self._partition_collection = config.partition_collection
+        self._partition_collection = config.partitions.collection
         self._fan_out_client: FanOut | None = None
         self._ramp: RampGovernor | None = None
         # One for every run: the next run claims by what the last one wrote, unread.
         self._leases: PartitionLeases | None = None
-        self._mode = ModeRecords(db, self._store, config.partition_collection)
+        self._mode = ModeRecords(db, self._store, config.partitions.collection)
 
     def _fan_out(self) -> FanOut | None:
-        if not self.config.fan_out_max:
+        if not self.config.fan_out.max:
             return None
         if self._fan_out_client is None:
             from firestore_outbox.relay.fan_out import (
                 FanOut,  # its Function Compute client: only if used
             )
 
-            self._fan_out_client = FanOut(self.config, self._source)
+            self._fan_out_client = FanOut(self.config.fan_out, self._source)
         return self._fan_out_client
 
     def _ramp_for(self, tally: Counter[str]) -> RampGovernor | None:
         """RELAY_RAMP=on: the governor of the drain under way, its ramp started by the first
         run that found work (`ramp_governor`)."""
-        if not self.config.ramp:
+        if not self.config.ramp.enabled:
             return None
         if self._ramp is None:
             self._ramp = ramp_governor(self.config)
@@ -118,7 +120,7 @@ class Relay:
             self._db,
             self._store,
             self._partition_collection,
-            count=self.config.partitions,
+            count=self.config.partitions.count,
             duration=self.config.lock_timeout_seconds,
         )
 
@@ -164,7 +166,7 @@ class Relay:
         stopped_by = StopReason.DRAINED
         error: str | None = None
         channel: str | None = None
-        mode = self.config.leases
+        mode = self.config.partitions.leases
         taken: list[ModeTaken] = []
 
         def take_mode() -> bool:  # False: a relay of the other lease mode may be draining

@@ -30,9 +30,40 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from firestore_outbox.config.numbers import Get, at_least, parse_seconds, parse_whole, read_numbers
 from firestore_outbox.errors import ConfigError
 
-__all__ = ["RampGovernor", "RampSchedule", "bucket", "pace", "parse_ramp"]
+__all__ = ["RampGovernor", "RampSchedule", "RampSettings", "bucket", "pace", "parse_ramp"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RampSettings:
+    """`enabled` (`RELAY_RAMP`: on or off): at most `rate` operations per second at first
+    (`RELAY_RAMP_RATE`), 50% more after every `step_seconds` (`RELAY_RAMP_STEP_SECONDS`)."""
+
+    enabled: bool = False
+    rate: int = 500
+    step_seconds: float = 300.0
+
+    def __post_init__(self) -> None:
+        at_least("RELAY_RAMP_RATE", self.rate, 1)
+        if not self.step_seconds > 0:
+            raise ConfigError(
+                f"RELAY_RAMP_STEP_SECONDS must be greater than 0, got {self.step_seconds}"
+            )
+
+    @classmethod
+    def from_environment(cls, get: Get) -> RampSettings:
+        return cls(
+            enabled=parse_ramp(get("RELAY_RAMP")),
+            **read_numbers(
+                get,
+                {
+                    "rate": ("RELAY_RAMP_RATE", parse_whole),
+                    "step_seconds": ("RELAY_RAMP_STEP_SECONDS", parse_seconds),
+                },
+            ),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

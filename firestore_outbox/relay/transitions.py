@@ -35,7 +35,6 @@ from firestore_outbox.relay.backoff import backoff_delay
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
 from firestore_outbox.relay.partitioned.partitions import HELD
-from firestore_outbox.relay.partitioned.settings import FailedHead
 
 # `processingInstanceId` comes from Function Compute's request id or the caller: bounded like
 # `lastError`, so a long one cannot push a document over Firestore's 1 MiB.
@@ -188,6 +187,6 @@ def one_write_settlement(
     fields[PROCESSING_INSTANCE_ID] = bounded_instance_id(instance)
     if kind != "released":
         fields[ATTEMPTS] = attempt
-    if kind == "failed" and config.ordered and config.failed_head is FailedHead.HOLD:
+    if kind == "failed" and config.partitions.holds_failed:
         fields[HELD] = True
     return kind, fields

@@ -3,7 +3,6 @@ consumer with its id, and a broker restart in the middle of a drain loses nothin
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -15,26 +14,20 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
+from firestore_outbox.publishers.amqp.settings import AmqpSettings
 from firestore_outbox.relay import Relay
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.events import encode_json
 from function_compute.relay_handler import handler
-from tests.helpers import FAST, add_orders, as_function_environment, outbox, run_until
+from tests.helpers import FAST, add_orders, as_function_environment, configured, outbox, run_until
 from tests.rabbitmq import Broker
 
 pytestmark = pytest.mark.emulator
 
 
 def amqp_config(broker: Broker, exchange: str, **changes: Any) -> RelayConfig:
-    return dataclasses.replace(
-        FAST,
-        publisher="amqp",
-        downstream_url=None,
-        amqp_url=broker.url,
-        amqp_exchange=exchange,
-        amqp_routing_key="orders",
-        **changes,
-    )
+    publisher = AmqpSettings(url=broker.url, exchange=exchange, routing_key="orders")
+    return configured(FAST, publisher=publisher, **changes)
 
 
 def declare(broker: Broker, unique: str) -> tuple[str, str]:
@@ -161,6 +154,10 @@ def test_the_function_compute_handler_publishes_to_amqp_from_its_environment(
         RELAY_AMQP_URL=url,
         RELAY_AMQP_EXCHANGE=exchange,
         RELAY_AMQP_ROUTING_KEY="orders",
+        # Not a test of timeouts: a new broker connection on a loaded machine took more than
+        # FAST's 0.5 s (CI: the second run's three attempts timed out, none delivered).
+        RELAY_HTTP_TIMEOUT_SECONDS="5",
+        RELAY_LOCK_TIMEOUT_SECONDS="30",
     )
     context = SimpleNamespace(request_id="req-amqp", function=SimpleNamespace(timeout=60))
 

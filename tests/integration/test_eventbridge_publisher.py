@@ -13,10 +13,16 @@ from google.cloud import firestore
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.events import verify_event
 from firestore_outbox.publishers.base import Delivery, Outcome
-from firestore_outbox.publishers.eventbridge import EventBridgePublisher, EventBridgeTarget
+from firestore_outbox.publishers.eventbridge.publisher import (
+    EventBridgePublisher,
+    EventBridgeTarget,
+)
+from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
+from firestore_outbox.publishers.settings import AccessKeySettings
+from firestore_outbox.relay import Relay
 from firestore_outbox.signing import Signer
 from tests.eventbridge_server import KEY_ID, SECRET, TOKEN, EventBridgeServer
-from tests.helpers import add_orders, make_relay, outbox, publish_together, run_until
+from tests.helpers import FAST, add_orders, outbox, publish_together, run_until
 
 
 def delivery(n: int, body: bytes | None = None) -> Delivery:
@@ -144,17 +150,9 @@ def test_the_relay_delivers_through_eventbridge(
 ) -> None:
     event_ids = add_orders(db, settings, 5)
     server.entry_errors = {event_ids[0]: "InternalError"}
-    relay = make_relay(
-        db,
-        settings,
-        "http://127.0.0.1:9/unused",
-        publisher="eventbridge",
-        eventbridge_endpoint=server.endpoint,
-        eventbridge_bus="orders-bus",
-        access_key_id=KEY_ID,
-        access_key_secret=SECRET,
-        security_token=TOKEN,
-    )
+    key = AccessKeySettings(access_key_id=KEY_ID, access_key_secret=SECRET, security_token=TOKEN)
+    eventbridge = EventBridgeSettings(endpoint=server.endpoint, bus="orders-bus", access_key=key)
+    relay = Relay(db, settings, dataclasses.replace(FAST, publisher=eventbridge))
 
     assert relay.run()["processed"] == 4
     server.entry_errors = {}

@@ -18,6 +18,8 @@ from firestore_outbox.consumer.events import verify_event
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.fc.fc3 import Fc3Publisher, Fc3Target
+from firestore_outbox.publishers.fc.settings import Fc3Settings
+from firestore_outbox.publishers.settings import AccessKeySettings
 from firestore_outbox.relay import Relay
 from firestore_outbox.signing import Signer
 from function_compute.relay_handler import handler
@@ -187,14 +189,9 @@ def test_the_relay_delivers_through_fc3_and_an_answer_lost_after_fc_took_the_tas
     endpoint, url = fc3
     endpoint.answer_after = 1.0  # FC takes each task, its answer misses the 0.5 s read timeout
     event_ids = add_orders(db, settings, 5)
+    key = AccessKeySettings(access_key_id="AKID", access_key_secret=SECRET)
     config = dataclasses.replace(
-        FAST,
-        publisher="fc3",
-        downstream_url=None,
-        fc_endpoint=url,
-        fc_function=FUNCTION,
-        access_key_id="AKID",
-        access_key_secret=SECRET,
+        FAST, publisher=Fc3Settings(endpoint=url, function=FUNCTION, access_key=key)
     )
     relay = Relay(db, settings, config)
 

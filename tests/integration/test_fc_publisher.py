@@ -13,7 +13,9 @@ from firestore_outbox.consumer.events import verify_event
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
+from firestore_outbox.publishers.fc.settings import FcSettings
 from firestore_outbox.publishers.registry import publisher_for
+from firestore_outbox.publishers.settings import AccessKeySettings
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.signing import SIGNATURE_ATTRIBUTE, InvalidSignature, Signer
 
@@ -114,14 +116,14 @@ def test_no_credential_reaches_an_error(receiver: Receiver) -> None:
 
 def test_configuration_selects_the_fc_publisher() -> None:
     config = RelayConfig(
-        publisher="fc",
-        fc_endpoint="https://123.cn-hangzhou.fc.aliyuncs.com",
-        fc_service="orders",
-        fc_function="f",
-        access_key_id="AKID",
-        access_key_secret=SECRET,
+        publisher=FcSettings(
+            endpoint="https://123.cn-hangzhou.fc.aliyuncs.com",
+            service="orders",
+            function="f",
+            access_key=AccessKeySettings(access_key_id="AKID", access_key_secret=SECRET),
+        )
     )
-    assert isinstance(publisher_for(config), FcPublisher)
+    assert isinstance(publisher_for(config.publisher, config.publisher_options()), FcPublisher)
     assert SECRET not in repr(config)
 
 

@@ -10,6 +10,7 @@ from firestore_outbox.consumer.events import verify_request
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.http.publisher import HttpPublisher
+from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.signing import InvalidSignature
@@ -69,8 +70,9 @@ def test_retry_after_and_the_answer_body_are_reported(receiver: Receiver) -> Non
 
 def test_the_configured_secret_signs_the_exact_body_sent(receiver: Receiver) -> None:
     secret = "whsec-0123456789abcdef"
-    config = RelayConfig(downstream_url=receiver.url, signing_secrets=(secret,))
-    assert publisher_for(config).publish(DELIVERY).outcome is Outcome.DELIVERED
+    config = RelayConfig(publisher=HttpSettings(url=receiver.url), signing_secrets=(secret,))
+    publisher = publisher_for(config.publisher, config.publisher_options())
+    assert publisher.publish(DELIVERY).outcome is Outcome.DELIVERED
     [request] = receiver.received
     assert request.headers["webhook-signature"].startswith("v1,")
     assert verify_request(request.headers, request.body, [secret]).data == request.body
@@ -79,5 +81,6 @@ def test_the_configured_secret_signs_the_exact_body_sent(receiver: Receiver) -> 
 
 
 def test_without_a_secret_no_signature_is_sent(receiver: Receiver) -> None:
-    publisher_for(RelayConfig(downstream_url=receiver.url)).publish(DELIVERY)
+    config = RelayConfig(publisher=HttpSettings(url=receiver.url))
+    publisher_for(config.publisher, config.publisher_options()).publish(DELIVERY)
     assert "webhook-signature" not in receiver.received[0].headers

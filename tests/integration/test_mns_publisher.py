@@ -14,8 +14,11 @@ from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.events import verify_event
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.mns.publisher import MnsPublisher, MnsTarget
+from firestore_outbox.publishers.mns.settings import MnsSettings
+from firestore_outbox.publishers.settings import AccessKeySettings
+from firestore_outbox.relay import Relay
 from firestore_outbox.signing import Signer
-from tests.helpers import add_orders, make_relay, outbox, publish_together, run_until
+from tests.helpers import FAST, add_orders, outbox, publish_together, run_until
 from tests.mns_server import KEY_ID, SECRET, TOKEN, MnsServer
 
 
@@ -163,17 +166,9 @@ def test_the_relay_delivers_through_mns_and_retries_only_the_refused_event(
 ) -> None:
     event_ids = add_orders(db, settings, 6)
     server.entry_errors = {event_ids[2]: "InternalError"}
-    relay = make_relay(
-        db,
-        settings,
-        "http://127.0.0.1:9/unused",
-        publisher="mns",
-        mns_endpoint=server.endpoint,
-        mns_queue="orders",
-        access_key_id=KEY_ID,
-        access_key_secret=SECRET,
-        security_token=TOKEN,
-    )
+    key = AccessKeySettings(access_key_id=KEY_ID, access_key_secret=SECRET, security_token=TOKEN)
+    mns = MnsSettings(endpoint=server.endpoint, queue="orders", access_key=key)
+    relay = Relay(db, settings, dataclasses.replace(FAST, publisher=mns))
 
     first = relay.run()
     assert first["processed"] == 5

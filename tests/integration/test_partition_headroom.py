@@ -28,7 +28,7 @@ def test_the_largest_event_accepted_is_retried_held_and_delivered_by_the_partiti
 
     with Receiver(downstream) as receiver:
         relay = make_relay(db, settings, receiver.url, max_attempts=5)
-        assert relay.config.leases == "partition"
+        assert relay.config.partitions.leases == "partition"
         summaries = run_until(
             relay, lambda: outbox(db, settings)[EVENT_ID]["status"] == "FAILED", timeout=30
         )

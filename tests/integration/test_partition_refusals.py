@@ -28,7 +28,7 @@ def test_a_heal_firestore_refuses_parks_only_its_event_counted_and_logged(
     # FAILED (a byte shorter than PENDING) does, and the log names the reason.
     add_event_near_the_limit(db, settings, "huge", headroom=8)
     relay = make_relay(db, settings, receiver.url)
-    assert relay.config.leases == "partition"
+    assert relay.config.partitions.leases == "partition"
 
     with caplog.at_level(logging.ERROR, logger="firestore_outbox.relay"):
         summary = relay.run()

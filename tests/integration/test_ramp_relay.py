@@ -13,6 +13,7 @@ from google.cloud import firestore
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.relay.config import load_relay_config
+from firestore_outbox.relay.ramp import RampSettings
 from tests.helpers import add_orders, make_relay, outbox, run_until
 
 RATE = 20  # operations per second: the tiny schedule (Firestore's rule starts at 500)
@@ -47,9 +48,9 @@ def test_a_ramped_drain_keeps_its_settles_within_the_schedule(
 
 def test_the_ramp_is_off_unless_asked_for_and_its_settings_are_checked() -> None:
     base = {"DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/"}
-    assert load_relay_config(base).ramp is False
+    assert load_relay_config(base).ramp == RampSettings(enabled=False)
     on = load_relay_config({**base, "RELAY_RAMP": "On", "RELAY_RAMP_RATE": "40"})
-    assert (on.ramp, on.ramp_rate, on.ramp_step_seconds) == (True, 40, 300.0)
+    assert on.ramp == RampSettings(enabled=True, rate=40, step_seconds=300.0)
     for variable, value in (
         ("RELAY_RAMP", "fast"),
         ("RELAY_RAMP_RATE", "0"),

@@ -22,19 +22,15 @@ SCRIPT = """
 import json, logging, os, sys
 from firestore_outbox.observability.logs import configure_logging
 from firestore_outbox.publishers.registry import publisher_for
-from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
 from firestore_outbox.publishers.base import Delivery
 
 configure_logging([], "INFO")
 home = os.environ["HOME"]
-config = RelayConfig(
-    publisher="rocketmq",
-    rocketmq_endpoints=sys.argv[1],
-    rocketmq_topic="orders",
-    rocketmq_access_key=sys.argv[2],
-    rocketmq_secret_key=sys.argv[3],
+settings = RocketMqSettings(
+    endpoints=sys.argv[1], topic="orders", access_key=sys.argv[2], secret_key=sys.argv[3]
 )
-publisher = publisher_for(config)
+publisher = publisher_for(settings, {"connect_timeout": 5.0, "read_timeout": 10.0})
 assert os.environ["HOME"] == home, "HOME not restored"
 delivery = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-22T08:00:00Z", b"{}", 1)
 result = publisher.publish(delivery)

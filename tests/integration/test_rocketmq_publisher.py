@@ -16,9 +16,10 @@ from firestore_outbox.config.settings import Settings
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.publishers.rocketmq.publisher import RocketMqPublisher, RocketMqTarget
+from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
 from firestore_outbox.relay import Relay
 from firestore_outbox.signing import Signer
-from tests.helpers import add_orders, fast_config, outbox, run_until
+from tests.helpers import FAST, add_orders, outbox, run_until
 from tests.rocketmq_server import ACCESS_KEY, SECRET_KEY, RocketMqServer
 
 
@@ -152,15 +153,13 @@ def test_the_relay_delivers_through_rocketmq(
     db: firestore.Client, settings: Settings, server: RocketMqServer
 ) -> None:
     event_ids = add_orders(db, settings, 4)
-    config = fast_config(
-        "http://127.0.0.1:9/unused",
-        publisher="rocketmq",
-        rocketmq_endpoints=server.endpoints,
-        rocketmq_topic="orders",
-        rocketmq_access_key=ACCESS_KEY,
-        rocketmq_secret_key=SECRET_KEY,
+    rocketmq = RocketMqSettings(
+        endpoints=server.endpoints, topic="orders", access_key=ACCESS_KEY, secret_key=SECRET_KEY
     )
-    publisher = publisher_for(config)  # as the relay would build it, closed here at the end
+    config = dataclasses.replace(FAST, publisher=rocketmq)
+    publisher = publisher_for(
+        config.publisher, config.publisher_options()
+    )  # as the relay would build it, closed here at the end
     assert isinstance(publisher, RocketMqPublisher)
     try:
         relay = Relay(db, settings, config, publisher=publisher)

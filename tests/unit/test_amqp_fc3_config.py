@@ -6,6 +6,8 @@ import pytest
 
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.observability.logs import configured_secrets
+from firestore_outbox.publishers.amqp.settings import AmqpSettings
+from firestore_outbox.publishers.fc.settings import Fc3Settings
 from firestore_outbox.relay.config import load_relay_config
 
 AMQP = {
@@ -26,12 +28,9 @@ FC3 = {
 def test_the_amqp_publisher_reads_its_url_exchange_and_routing_key() -> None:
     config = load_relay_config(AMQP)
 
-    assert (config.amqp_url, config.amqp_exchange, config.amqp_routing_key) == (
-        AMQP["RELAY_AMQP_URL"],
-        "orders",
-        "order.created",
+    assert config.publisher == AmqpSettings(
+        url=AMQP["RELAY_AMQP_URL"], exchange="orders", routing_key="order.created"
     )
-    assert config.downstream_url is None
     assert "s3cret-pa55" not in repr(config)
 
 
@@ -39,7 +38,9 @@ def test_without_exchange_and_routing_key_amqp_uses_the_default_exchange_and_eve
     only_url = {k: v for k, v in AMQP.items() if k.startswith(("RELAY_PUBLISHER", "RELAY_AMQP_U"))}
     config = load_relay_config(only_url)
 
-    assert (config.amqp_exchange, config.amqp_routing_key) == ("", None)
+    assert config.publisher == AmqpSettings(
+        url=AMQP["RELAY_AMQP_URL"], exchange="", routing_key=None
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,11 +69,8 @@ def test_the_broker_password_is_a_configured_secret_masked_in_logs() -> None:
 
 def test_the_fc3_publisher_needs_an_endpoint_a_function_and_keys_but_no_service() -> None:
     config = load_relay_config(FC3)
-    assert (config.publisher, config.fc_function, config.fc_service) == (
-        "fc3",
-        "on-order-created",
-        None,
-    )
+    assert isinstance(config.publisher, Fc3Settings)  # which has no service
+    assert (config.publisher.name, config.publisher.function) == ("fc3", "on-order-created")
     for variable in ("RELAY_FC_ENDPOINT", "RELAY_FC_FUNCTION", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"):
         with pytest.raises(ConfigError, match=f"{variable} is not set: RELAY_PUBLISHER=fc3"):
             load_relay_config({k: v for k, v in FC3.items() if k != variable})

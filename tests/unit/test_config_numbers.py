@@ -14,6 +14,7 @@ from firestore_outbox.config.numbers import parse_seconds, parse_whole
 from firestore_outbox.config.settings import load_settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.idempotency.config import load_idempotency_config
+from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
 from firestore_outbox.relay.partitioned.partitions import configured_partitions
 
@@ -86,4 +87,4 @@ def test_a_relay_config_built_in_code_is_held_to_the_same_ceiling(field: str) ->
     with pytest.raises(
         ConfigError, match=r"must be at most 3155760000 s \(100 years\), got 3e\+11"
     ):
-        RelayConfig(downstream_url="http://127.0.0.1:9/events", **{field: 3e11})
+        RelayConfig(publisher=HttpSettings(url="http://127.0.0.1:9/events"), **{field: 3e11})

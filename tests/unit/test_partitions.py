@@ -18,7 +18,7 @@ from firestore_outbox.relay.config import load_relay_config
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
 from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
-from tests.helpers import FAST
+from tests.helpers import FAST, configured
 
 
 def test_the_partition_is_the_sha256_prefix_modulo_the_count_in_every_process() -> None:
@@ -94,7 +94,7 @@ def test_the_next_event_follows_a_delivery_or_a_skipped_failure_only() -> None:
     assert goes_on(PublishResult(Outcome.DELIVERED), 1, config)
     assert not goes_on(retry, 1, config) and not goes_on(None, 1, config)
     assert not goes_on(retry, 3, config)  # failed for good: held
-    assert goes_on(retry, 3, dataclasses.replace(config, failed_head="skip"))
+    assert goes_on(retry, 3, configured(config, failed_head="skip"))
     assert not goes_on(PublishResult(Outcome.CHANNEL, "HTTP 401"), 1, config)
 
 
@@ -138,7 +138,12 @@ def test_the_events_of_a_lost_partition_are_not_handed_out() -> None:
 
 
 def test_fast_config_keeps_the_defaults_of_partitioning() -> None:
-    assert (FAST.leases, FAST.ordered, FAST.failed_head) == ("partition", True, "hold")
+    partitions = FAST.partitions
+    assert (partitions.leases, partitions.ordered, partitions.failed_head) == (
+        "partition",
+        True,
+        "hold",
+    )
 
 
 def test_fan_out_needs_the_function_to_invoke_and_credentials() -> None:
@@ -156,9 +161,10 @@ def test_fan_out_needs_the_function_to_invoke_and_credentials() -> None:
         load_relay_config(full)
     config = load_relay_config({**full, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "k"})
     # 10,000 open events at 2,000 each call for 4 more; 16 partitions by 4 leave room for 3.
-    assert wanted(10_000, config) == 2  # RELAY_FAN_OUT_MAX
-    assert wanted(10_000, dataclasses.replace(config, fan_out_max=9)) == 3
-    assert wanted(2_000, config) == 0
+    assert wanted(10_000, config.fan_out, config.partitions) == 2  # RELAY_FAN_OUT_MAX
+    more = dataclasses.replace(config.fan_out, max=9)
+    assert wanted(10_000, more, config.partitions) == 3
+    assert wanted(2_000, config.fan_out, config.partitions) == 0
 
 
 def test_fan_out_needs_no_service_for_a_function_compute_3_function() -> None:
@@ -172,7 +178,7 @@ def test_fan_out_needs_no_service_for_a_function_compute_3_function() -> None:
             "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "k",
         }
     )
-    assert (config.fan_out_service, config.fan_out_function) == (None, "relay")
+    assert (config.fan_out.service, config.fan_out.function) == (None, "relay")
     with pytest.raises(ConfigError, match="RELAY_FAN_OUT_FUNCTION is not set"):
         load_relay_config(
             {

@@ -6,17 +6,18 @@ from __future__ import annotations
 import pytest
 
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
+from firestore_outbox.publishers.fc.settings import FcSettings
+from firestore_outbox.publishers.mns.settings import MnsSettings
+from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
 from firestore_outbox.relay.config import load_relay_config
 from tests.relay_variables import FC
 
 
 def test_the_fc_publisher_needs_no_url_but_its_target_and_credentials() -> None:
     config = load_relay_config(FC)
-    assert (config.publisher, config.downstream_url, config.fc_invocation_type) == (
-        "fc",
-        None,
-        "async",
-    )
+    assert isinstance(config.publisher, FcSettings)  # the only publisher settings it holds
+    assert (config.publisher.name, config.publisher.invocation_type) == ("fc", "async")
     for variable in FC:
         if variable == "RELAY_PUBLISHER":
             continue
@@ -40,7 +41,8 @@ MNS = {
 
 def test_mns_reads_its_variables() -> None:
     config = load_relay_config(MNS)
-    assert (config.publisher, config.mns_queue, config.mns_topic) == ("mns", "orders", None)
+    assert isinstance(config.publisher, MnsSettings)
+    assert (config.publisher.queue, config.publisher.topic) == ("orders", None)
 
 
 @pytest.mark.parametrize(
@@ -69,7 +71,8 @@ EVENTBRIDGE = {
 
 def test_eventbridge_reads_its_variables() -> None:
     config = load_relay_config(EVENTBRIDGE)
-    assert (config.publisher, config.eventbridge_bus) == ("eventbridge", "orders-bus")
+    assert isinstance(config.publisher, EventBridgeSettings)
+    assert config.publisher.bus == "orders-bus"
 
 
 @pytest.mark.parametrize(
@@ -95,7 +98,8 @@ ROCKETMQ = {
 
 def test_rocketmq_reads_its_variables() -> None:
     config = load_relay_config({**ROCKETMQ, "RELAY_ROCKETMQ_FIFO": "true"})
-    assert (config.rocketmq_topic, config.rocketmq_fifo, config.rocketmq_tls) == (
+    assert isinstance(config.publisher, RocketMqSettings)
+    assert (config.publisher.topic, config.publisher.fifo, config.publisher.tls) == (
         "orders",
         True,
         False,

@@ -6,13 +6,14 @@ from __future__ import annotations
 import pytest
 
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.relay.config import RelayConfig, load_relay_config
+from firestore_outbox.publishers.http.settings import HttpSettings
+from firestore_outbox.relay.config import load_relay_config
 from tests.relay_variables import FC
 
 
 def test_the_url_is_never_echoed() -> None:
     with pytest.raises(ConfigError) as caught:
-        RelayConfig(downstream_url="gopher://user:t0ps3cret@example.com/")
+        HttpSettings(url="gopher://user:t0ps3cret@example.com/")
     assert "t0ps3cret" not in str(caught.value)
 
 
@@ -43,4 +44,4 @@ def test_a_malformed_url_is_refused_naming_the_variable_not_its_secret(
 
 def test_well_formed_urls_pass() -> None:
     for url in ("http://[::1]:8080/x", "https://u:p%40ss@example.com/h?sig=a%2fb", "HTTPS://E.COM"):
-        assert load_relay_config({"DOWNSTREAM_SERVICE_URL": url}).downstream_url == url
+        assert load_relay_config({"DOWNSTREAM_SERVICE_URL": url}).publisher == HttpSettings(url=url)

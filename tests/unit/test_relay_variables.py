@@ -6,13 +6,15 @@ from __future__ import annotations
 import pytest
 
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
+from firestore_outbox.relay.partitioned.settings import PartitionSettings
 from tests.relay_variables import URL
 
 
 def test_defaults_need_only_the_downstream_url() -> None:
     config = load_relay_config({"DOWNSTREAM_SERVICE_URL": URL})
-    assert config == RelayConfig(downstream_url=URL)
+    assert config == RelayConfig(publisher=HttpSettings(url=URL))
     assert (config.max_attempts, config.lock_timeout_seconds) == (5, 300.0)
     assert config.lock_timeout_seconds >= 2 * config.attempt_seconds
 
@@ -35,7 +37,7 @@ def test_every_variable_is_read() -> None:
         }
     )
     assert config == RelayConfig(
-        downstream_url=URL,
+        publisher=HttpSettings(url=URL),
         max_attempts=7,
         lock_timeout_seconds=120,
         backoff_base_seconds=0.5,
@@ -109,10 +111,14 @@ def test_per_event_leases_refuse_an_explicit_aggregate_ordering_and_order_nothin
     with pytest.raises(ConfigError, match="RELAY_ORDERING=aggregate needs partition leases"):
         load_relay_config({**event, "RELAY_ORDERING": "Aggregate"})
     with pytest.raises(ConfigError, match="RELAY_ORDERING=aggregate needs partition leases"):
-        RelayConfig(downstream_url=URL, leases="event", ordering="aggregate")
+        PartitionSettings(leases="event", ordering="aggregate")  # type: ignore[arg-type]
     # The default ordering is the leases' own: none with per-event leases.
-    assert not load_relay_config(event).ordered
-    assert not load_relay_config({**event, "RELAY_ORDERING": "none"}).ordered
-    assert load_relay_config({"DOWNSTREAM_SERVICE_URL": URL}).ordered
-    assert load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_ORDERING": "aggregate"}).ordered
-    assert not load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_ORDERING": "none"}).ordered
+    assert not load_relay_config(event).partitions.ordered
+    assert not load_relay_config({**event, "RELAY_ORDERING": "none"}).partitions.ordered
+    assert load_relay_config({"DOWNSTREAM_SERVICE_URL": URL}).partitions.ordered
+    assert load_relay_config(
+        {"DOWNSTREAM_SERVICE_URL": URL, "RELAY_ORDERING": "aggregate"}
+    ).partitions.ordered
+    assert not load_relay_config(
+        {"DOWNSTREAM_SERVICE_URL": URL, "RELAY_ORDERING": "none"}
+    ).partitions.ordered

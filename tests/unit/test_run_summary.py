@@ -8,8 +8,12 @@ from collections import Counter
 import pytest
 
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.partitioned.settings import FailedHead, LeaseMode, Ordering
+from firestore_outbox.relay.partitioned.settings import (
+    FailedHead,
+    LeaseMode,
+    Ordering,
+    PartitionSettings,
+)
 from firestore_outbox.relay.summary import (
     RUN_COUNTS,
     RunStatus,
@@ -56,10 +60,8 @@ def test_the_summary_cannot_be_changed_behind_the_json() -> None:
 
 
 def test_modes_given_as_text_become_their_enums_and_bad_ones_name_the_variable() -> None:
-    config = RelayConfig(
-        downstream_url="http://127.0.0.1:9/x", leases="event", failed_head="skip", ordering="none"
-    )  # type: ignore[arg-type]
+    config = PartitionSettings(leases="event", failed_head="skip", ordering="none")  # type: ignore[arg-type]
     assert config.leases is LeaseMode.EVENT and config.failed_head is FailedHead.SKIP
     assert config.ordering is Ordering.NONE and not config.ordered
     with pytest.raises(ConfigError, match="RELAY_LEASES must be partition or event"):
-        RelayConfig(downstream_url="http://127.0.0.1:9/x", leases="events")  # type: ignore[arg-type]
+        PartitionSettings(leases="events")  # type: ignore[arg-type]

@@ -47,7 +47,7 @@ from firestore_outbox.publishers.http.urls import url_secrets
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.amqp.settings import AmqpSettings
 
 # AMQP 0-9-1 short strings (message id, type, routing key) are at most 255 bytes.
 MAX_SHORT_STRING = 255
@@ -154,12 +154,10 @@ def _seconds(rfc3339: str) -> int | None:
     return int(moment.timestamp())
 
 
-def from_config(config: RelayConfig, options: PublisherOptions) -> AmqpPublisher:
+def from_settings(settings: AmqpSettings, options: PublisherOptions) -> AmqpPublisher:
     """`RELAY_PUBLISHER=amqp`: the `RELAY_AMQP_*` broker and route
     (`firestore_outbox.publishers.registry`)."""
     target = AmqpTarget(
-        url=str(config.amqp_url),
-        exchange=config.amqp_exchange,
-        routing_key=config.amqp_routing_key,
+        url=settings.url, exchange=settings.exchange, routing_key=settings.routing_key
     )
     return AmqpPublisher(target, **options)

@@ -41,7 +41,7 @@ from firestore_outbox.publishers.http.publisher import USER_AGENT
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.fc.settings import FcSettings
 
 API_VERSION = "2016-08-15"
 
@@ -100,14 +100,14 @@ def _outcome(answer: Answer) -> Outcome:
     return outcome
 
 
-def from_config(config: RelayConfig, options: PublisherOptions) -> FcPublisher:
+def from_settings(settings: FcSettings, options: PublisherOptions) -> FcPublisher:
     """`RELAY_PUBLISHER=fc`: the `RELAY_FC_*` function (`firestore_outbox.publishers.registry`)."""
     target = FcTarget(
-        endpoint=str(config.fc_endpoint),
-        service=str(config.fc_service),
-        function=str(config.fc_function),
-        qualifier=config.fc_qualifier,
-        asynchronous=config.fc_invocation_type == "async",
-        **access_key(config),
+        endpoint=settings.endpoint,
+        service=settings.service,
+        function=settings.function,
+        qualifier=settings.qualifier,
+        asynchronous=settings.invocation_type == "async",
+        **access_key(settings.access_key),
     )
     return FcPublisher(target, **options)

@@ -41,7 +41,7 @@ from firestore_outbox.publishers.http.publisher import USER_AGENT
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.fc.settings import Fc3Settings
 
 API_VERSION = "2023-03-30"
 # Function Compute's rule for task ids: a letter or `_` first, then letters, digits, `_`, `-`,
@@ -122,12 +122,12 @@ def _outcome(answer: Answer) -> Outcome:
     return outcome
 
 
-def from_config(config: RelayConfig, options: PublisherOptions) -> Fc3Publisher:
+def from_settings(settings: Fc3Settings, options: PublisherOptions) -> Fc3Publisher:
     """`RELAY_PUBLISHER=fc3`: the `RELAY_FC_*` function (`firestore_outbox.publishers.registry`)."""
     target = Fc3Target(
-        endpoint=str(config.fc_endpoint),
-        function=str(config.fc_function),
-        qualifier=config.fc_qualifier,
-        **access_key(config),
+        endpoint=settings.endpoint,
+        function=settings.function,
+        qualifier=settings.qualifier,
+        **access_key(settings.access_key),
     )
     return Fc3Publisher(target, **options)

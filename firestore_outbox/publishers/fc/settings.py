@@ -1,80 +1,125 @@
 """The Function Compute publishers' settings (`fc`, FC 2.0's API; `fc3`, FC 3.0's): the
-function to invoke (`RELAY_FC_*`) and the AccessKey that signs the invocation."""
+function to invoke (`RELAY_FC_*`) and the AccessKey that signs the invocation. Fan-out
+(`firestore_outbox.relay.fan_out`) checks the function it invokes with `check_function`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import ClassVar
 
+from firestore_outbox.config.numbers import Get
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.publishers.settings import AccessKeySettings, Get, required, usable_url
+from firestore_outbox.publishers.settings import (
+    AccessKeySettings,
+    PublisherSettings,
+    required,
+    usable_url,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
-class FcSettings(AccessKeySettings):
-    """`RELAY_FC_ENDPOINT`, `_SERVICE` (FC 2.0 only), `_FUNCTION`, `_QUALIFIER` (a version or
-    alias) and `_INVOCATION_TYPE` (`async`, the default, or `sync`; `fc3` takes async only)."""
+class FcSettings(PublisherSettings):
+    """`RELAY_PUBLISHER=fc`: `RELAY_FC_ENDPOINT`, `_SERVICE`, `_FUNCTION`, `_QUALIFIER` (a
+    version or alias) and `_INVOCATION_TYPE` (`async`, the default, or `sync`), signed with
+    the AccessKey."""
 
-    fc_endpoint: str | None = None
-    fc_service: str | None = None
-    fc_function: str | None = None
-    fc_qualifier: str | None = None
-    fc_invocation_type: str = "async"
+    name: ClassVar[str] = "fc"
+    endpoint: str
+    service: str
+    function: str
+    qualifier: str | None = None
+    invocation_type: str = "async"
+    access_key: AccessKeySettings = field(default_factory=AccessKeySettings)
 
-    def _check_fc(self) -> None:
-        self._check_function(
+    def __post_init__(self) -> None:
+        check_function(
             "RELAY_FC",
-            (self.fc_endpoint, self.fc_service, self.fc_function),
+            (self.endpoint, self.service, self.function),
+            self.access_key,
             "RELAY_PUBLISHER=fc",
         )
-        if self.fc_invocation_type not in ("async", "sync"):
+        if self.invocation_type not in ("async", "sync"):
             raise ConfigError(
-                f"RELAY_FC_INVOCATION_TYPE must be async or sync, got {self.fc_invocation_type!r}"
+                f"RELAY_FC_INVOCATION_TYPE must be async or sync, got {self.invocation_type!r}"
             )
 
-    def _check_fc3(self) -> None:
-        """No service (FC 3.0 has none); asynchronous invocation only."""
-        required(
-            "RELAY_PUBLISHER=fc3",
-            ("RELAY_FC_ENDPOINT", self.fc_endpoint),
-            ("RELAY_FC_FUNCTION", self.fc_function),
-            *self._access_key(),
+    @classmethod
+    def from_environment(cls, get: Get) -> FcSettings:
+        return cls(
+            endpoint=get("RELAY_FC_ENDPOINT") or "",
+            service=get("RELAY_FC_SERVICE") or "",
+            function=get("RELAY_FC_FUNCTION") or "",
+            qualifier=get("RELAY_FC_QUALIFIER"),
+            invocation_type=(get("RELAY_FC_INVOCATION_TYPE") or "async").lower(),
+            access_key=AccessKeySettings.from_environment(get),
         )
-        usable_url("RELAY_FC_ENDPOINT", str(self.fc_endpoint))
-        if self.fc_invocation_type != "async":
+
+    def destination(self) -> str:
+        return self.function
+
+    def secrets(self) -> tuple[str, ...]:
+        return self.access_key.secrets()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fc3Settings(PublisherSettings):
+    """`RELAY_PUBLISHER=fc3`: `RELAY_FC_ENDPOINT`, `_FUNCTION` and `_QUALIFIER` (FC 3.0 has no
+    service), invoked asynchronously only, signed with the AccessKey."""
+
+    name: ClassVar[str] = "fc3"
+    endpoint: str
+    function: str
+    qualifier: str | None = None
+    access_key: AccessKeySettings = field(default_factory=AccessKeySettings)
+
+    def __post_init__(self) -> None:
+        check_function(
+            "RELAY_FC",
+            (self.endpoint, None, self.function),
+            self.access_key,
+            "RELAY_PUBLISHER=fc3",
+            service_needed=False,
+        )
+
+    @classmethod
+    def from_environment(cls, get: Get) -> Fc3Settings:
+        settings = cls(
+            endpoint=get("RELAY_FC_ENDPOINT") or "",
+            function=get("RELAY_FC_FUNCTION") or "",
+            qualifier=get("RELAY_FC_QUALIFIER"),
+            access_key=AccessKeySettings.from_environment(get),
+        )
+        if (get("RELAY_FC_INVOCATION_TYPE") or "async").lower() != "async":
             raise ConfigError(
                 "RELAY_FC_INVOCATION_TYPE must be async with RELAY_PUBLISHER=fc3: its task ids, "
                 "which let Function Compute refuse a duplicate, exist only for asynchronous calls"
             )
+        return settings
 
-    def _check_function(
-        self,
-        prefix: str,
-        target: tuple[str | None, str | None, str | None],
-        needed_by: str,
-        *,
-        service_needed: bool = True,
-    ) -> None:
-        """A Function Compute function to invoke (the `fc` publisher's, or fan-out's):
-        `PREFIX_ENDPOINT`, `_SERVICE` (unless not `service_needed`: FC 3.0 has none),
-        `_FUNCTION` and the credentials that sign it."""
-        endpoint, service, function = target
-        required(
-            needed_by,
-            (f"{prefix}_ENDPOINT", endpoint),
-            *([(f"{prefix}_SERVICE", service)] if service_needed else []),
-            (f"{prefix}_FUNCTION", function),
-            *self._access_key(),
-        )
-        usable_url(f"{prefix}_ENDPOINT", str(endpoint))
+    def destination(self) -> str:
+        return self.function
+
+    def secrets(self) -> tuple[str, ...]:
+        return self.access_key.secrets()
 
 
-def read_fc(get: Get) -> dict[str, Any]:
-    """`FcSettings`' own fields from the environment."""
-    return {
-        "fc_endpoint": get("RELAY_FC_ENDPOINT"),
-        "fc_service": get("RELAY_FC_SERVICE"),
-        "fc_function": get("RELAY_FC_FUNCTION"),
-        "fc_qualifier": get("RELAY_FC_QUALIFIER"),
-        "fc_invocation_type": (get("RELAY_FC_INVOCATION_TYPE") or "async").lower(),
-    }
+def check_function(
+    prefix: str,
+    target: tuple[str | None, str | None, str | None],
+    access_key: AccessKeySettings,
+    needed_by: str,
+    *,
+    service_needed: bool = True,
+) -> None:
+    """A Function Compute function to invoke (a publisher's, or fan-out's):
+    `PREFIX_ENDPOINT`, `_SERVICE` (unless not `service_needed`: FC 3.0 has none), `_FUNCTION`
+    and the AccessKey that signs it."""
+    endpoint, service, function = target
+    required(
+        needed_by,
+        (f"{prefix}_ENDPOINT", endpoint),
+        *([(f"{prefix}_SERVICE", service)] if service_needed else []),
+        (f"{prefix}_FUNCTION", function),
+        *access_key.required(),
+    )
+    usable_url(f"{prefix}_ENDPOINT", str(endpoint))

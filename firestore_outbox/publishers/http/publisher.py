@@ -19,7 +19,7 @@ from firestore_outbox.publishers.http.urls import split_credentials, url_secrets
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.http.settings import HttpSettings
 
 __all__ = ["MAX_ANSWER_BYTES", "HttpPublisher", "HttpTransport", "url_secrets"]
 
@@ -53,7 +53,7 @@ class HttpPublisher:
         self._transport.close()
 
 
-def from_config(config: RelayConfig, options: PublisherOptions) -> HttpPublisher:
+def from_settings(settings: HttpSettings, options: PublisherOptions) -> HttpPublisher:
     """`RELAY_PUBLISHER=http`: POST to `DOWNSTREAM_SERVICE_URL`
     (`firestore_outbox.publishers.registry`)."""
-    return HttpPublisher(str(config.downstream_url), **options)
+    return HttpPublisher(settings.url, **options)

@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import ClassVar
+from urllib.parse import urlsplit
 
+from firestore_outbox.config.numbers import Get
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.publishers.settings import Get, usable_url
+from firestore_outbox.publishers.http.urls import url_secrets
+from firestore_outbox.publishers.settings import PublisherSettings, usable_url
 
 
 @dataclass(frozen=True, kw_only=True)
-class HttpSettings:
-    """`downstream_url`: `DOWNSTREAM_SERVICE_URL`, required by `RELAY_PUBLISHER=http`."""
+class HttpSettings(PublisherSettings):
+    """`url`: `DOWNSTREAM_SERVICE_URL`, an http:// or https:// URL (it may carry a token in
+    its path or query, or user info: it is never echoed)."""
 
-    downstream_url: str | None = None
+    name: ClassVar[str] = "http"
+    url: str = field(repr=False)
 
-    def _check_http(self) -> None:
-        if self.downstream_url is None:
+    def __post_init__(self) -> None:
+        usable_url("DOWNSTREAM_SERVICE_URL", self.url)
+
+    @classmethod
+    def from_environment(cls, get: Get) -> HttpSettings:
+        url = get("DOWNSTREAM_SERVICE_URL")
+        if url is None:
             raise ConfigError("DOWNSTREAM_SERVICE_URL is not set: the relay has nowhere to deliver")
-        usable_url("DOWNSTREAM_SERVICE_URL", self.downstream_url)  # may embed a token: not echoed
+        return cls(url=url)
 
+    def destination(self) -> str:
+        """The downstream's host and port only: a path or query may hold a token, and user
+        info a password."""
+        parts = urlsplit(self.url)
+        return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname or "")
 
-def read_http(get: Get) -> dict[str, Any]:
-    """`HttpSettings`' fields from the environment."""
-    return {"downstream_url": get("DOWNSTREAM_SERVICE_URL")}
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(url_secrets(self.url))

@@ -43,7 +43,7 @@ from firestore_outbox.publishers.mns import wire as mns_wire
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.mns.settings import MnsSettings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,13 +176,13 @@ def _outcome_of_code(code: str | None, otherwise: Outcome) -> Outcome:
     return otherwise  # an unknown code: as the status says (an entry's: retried)
 
 
-def from_config(config: RelayConfig, options: PublisherOptions) -> MnsPublisher:
+def from_settings(settings: MnsSettings, options: PublisherOptions) -> MnsPublisher:
     """`RELAY_PUBLISHER=mns`: the `RELAY_MNS_*` queue or topic
     (`firestore_outbox.publishers.registry`)."""
     target = MnsTarget(
-        endpoint=str(config.mns_endpoint),
-        queue=config.mns_queue or None,
-        topic=config.mns_topic or None,
-        **access_key(config),
+        endpoint=settings.endpoint,
+        queue=settings.queue or None,
+        topic=settings.topic or None,
+        **access_key(settings.access_key),
     )
     return MnsPublisher(target, **options)

@@ -148,7 +148,7 @@ _REJECTED = frozenset(
 )
 
 if TYPE_CHECKING:
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
 
 
 def outcome_of(exc: BaseException) -> Outcome:
@@ -166,18 +166,18 @@ def outcome_of(exc: BaseException) -> Outcome:
     return Outcome.RETRY
 
 
-def from_config(config: RelayConfig, options: PublisherOptions) -> RocketMqPublisher:
+def from_settings(settings: RocketMqSettings, options: PublisherOptions) -> RocketMqPublisher:
     """`RELAY_PUBLISHER=rocketmq`: the `RELAY_ROCKETMQ_*` topic
     (`firestore_outbox.publishers.registry`). The
     gRPC client has no connect phase of its own to time: the read timeout bounds a send."""
     target = RocketMqTarget(
-        endpoints=str(config.rocketmq_endpoints),
-        topic=str(config.rocketmq_topic),
-        fifo=config.rocketmq_fifo,
-        tls=config.rocketmq_tls,
-        namespace=config.rocketmq_namespace or "",
-        access_key=config.rocketmq_access_key or "",
-        secret_key=config.rocketmq_secret_key or "",
+        endpoints=settings.endpoints,
+        topic=settings.topic,
+        fifo=settings.fifo,
+        tls=settings.tls,
+        namespace=settings.namespace or "",
+        access_key=settings.access_key or "",
+        secret_key=settings.secret_key or "",
     )
     return RocketMqPublisher(
         target,

@@ -78,7 +78,7 @@ class Follower:
         """Deliver until `stop()`; return the summary. A Firestore error is logged and the
         worker starts over after the listener's backoff instead of exiting. With partition
         leases (the default) it runs `firestore_outbox.relay.follow.partitioned` instead."""
-        if self._config.leases is LeaseMode.PARTITION:
+        if self._config.partitions.leases is LeaseMode.PARTITION:
             return follow_partitions(
                 self._relay,
                 self._stop,

@@ -185,4 +185,4 @@ def goes_on(result: PublishResult | None, attempt: int, config: RelayConfig) -> 
     failed = result.outcome is Outcome.REJECTED or (
         result.outcome is Outcome.RETRY and attempt >= config.max_attempts
     )
-    return failed and config.failed_head is FailedHead.SKIP
+    return failed and config.partitions.failed_head is FailedHead.SKIP

@@ -79,14 +79,15 @@ class PartitionDrain:
         self._leases = leases
         self._config = config
         self._rng = rng
-        self._holds_failed = config.ordered and config.failed_head is FailedHead.HOLD
+        self._holds_failed = config.partitions.holds_failed
         self._more_held = False
         self._held_counted_at: datetime.datetime | None = None
         self._started: datetime.datetime | None = None
         self._after_first_page: Callable[[], Future[None]] = _nothing
         self._after: Future[None] | None = None
         self.aggregates = Aggregates(
-            ordered=config.ordered, skip_failed=config.failed_head is FailedHead.SKIP
+            ordered=config.partitions.ordered,
+            skip_failed=config.partitions.failed_head is FailedHead.SKIP,
         )
         self._sender = HeadSender(
             store, attempts, config, self.aggregates, leases.duration, self._stopping
@@ -104,7 +105,11 @@ class PartitionDrain:
         self.aggregates.block(looked.held)
         self._held_counted_at = looked.held_counted_at
         fan_out = self._fan_out
-        if not looked.backlog and fan_out and (more := wanted(looked.open_events, self._config)):
+        if (
+            not looked.backlog
+            and fan_out
+            and (more := wanted(looked.open_events, self._config.fan_out, self._config.partitions))
+        ):
             tally["fannedOut"] += fan_out.start(more, run.instance)
         held: dict[int, HeldPartition] = {}
         # Partitions another invocation drains from now on are visited for this run too.
@@ -114,7 +119,7 @@ class PartitionDrain:
                 args = (self._store, self._config, looked, tally, fan_out, run.instance)
                 self._after_first_page = lambda: beside.submit(after_first_page, *args)
             try:
-                with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
+                with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
                     return self._drain(run, held, set(looked.empty), pages)
             finally:
                 # Every settle lands (or gives up) before the partitions are released: the
@@ -190,7 +195,7 @@ class PartitionDrain:
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(
             run.instance,
-            self._config.partitions_per_claim,
+            self._config.partitions.per_claim,
             skip=visited,
             rng=self._rng,
             drained_since=self._started,

@@ -128,7 +128,9 @@ class HeadSender:
             run.tally["lagMs"] = max(run.tally["lagMs"], head.lag_ms)
         if head.park is not None:
             self._park(run, document, head.park)
-            self.aggregates.finish(key, go_on=self._config.failed_head is FailedHead.SKIP)
+            self.aggregates.finish(
+                key, go_on=self._config.partitions.failed_head is FailedHead.SKIP
+            )
         elif head.lease is None:
             self.aggregates.finish(key, go_on=False)
         if head.lease is None:

@@ -11,7 +11,6 @@ from firestore_outbox.fields import AGGREGATE_ID, NEXT_ATTEMPT_AT, STATUS, UPDAT
 from firestore_outbox.firestore.cas import Change
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.partitioned.partitions import HELD
-from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.transitions import plan_lease
 
 if TYPE_CHECKING:
@@ -55,7 +54,7 @@ def take_head(
     plan = plan_lease(document.id, data, instance=instance, max_attempts=config.max_attempts)
     if plan.kind != "leased" or plan.event is None:
         fields = dict(plan.fields)
-        holds = config.ordered and config.failed_head is FailedHead.HOLD
+        holds = config.partitions.holds_failed
         if holds and isinstance(data.get(AGGREGATE_ID), str):
             fields[HELD] = True  # as a FAILED settle would: later runs wait for it too
         return Head(park=fields, lag_ms=lag_ms, reclaim=plan.reclaim)

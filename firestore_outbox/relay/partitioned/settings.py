@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
 
-from firestore_outbox.config.numbers import parse_whole
+from firestore_outbox.config.numbers import Get, at_least, parse_whole, read_numbers
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.publishers.settings import Get, at_least, read_numbers
 from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, check_partitions
 
 
@@ -39,26 +37,33 @@ class FailedHead(str, enum.Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class PartitionSettings:
-    """`leases`: "partition" (invocations lease partitions and settle each event with one
-    write) or "event" (the per-event leases of 0.2, two writes per event, no order, kept to
-    compare); `ordering`: "aggregate", "none", or None for the leases' own (`ordered` says
-    which applies); `failed_head`: "hold" or "skip"."""
+    """`leases`: partition (invocations lease partitions and settle each event with one write)
+    or event (the per-event leases of 0.2, two writes per event, no order, kept to compare);
+    `count` partitions (`RELAY_PARTITIONS`), `per_claim` claimed at once
+    (`RELAY_PARTITIONS_PER_CLAIM`), their leases in `collection`
+    (`RELAY_PARTITION_COLLECTION`); `ordering`: aggregate, none, or None for the leases' own
+    (`ordered` says which applies); `failed_head`: hold or skip."""
 
     leases: LeaseMode = LeaseMode.PARTITION
-    partitions: int = DEFAULT_PARTITIONS
+    count: int = DEFAULT_PARTITIONS
     # None: aggregate order with partition leases, none with per-event leases, which cannot
     # order; "aggregate" with per-event leases is refused rather than silently ignored.
     ordering: Ordering | None = None
     failed_head: FailedHead = FailedHead.HOLD
-    partition_collection: str = "outbox_partitions"
-    partitions_per_claim: int = 4
+    collection: str = "outbox_partitions"
+    per_claim: int = 4
 
     @property
     def ordered(self) -> bool:
         """Whether one aggregate's events are delivered in commit order."""
         return self.leases is LeaseMode.PARTITION and self.ordering in (None, Ordering.AGGREGATE)
 
-    def _check_partitioning(self) -> None:
+    @property
+    def holds_failed(self) -> bool:
+        """Whether a FAILED head event holds its aggregate's later events."""
+        return self.ordered and self.failed_head is FailedHead.HOLD
+
+    def __post_init__(self) -> None:
         for variable, value, allowed in (
             ("RELAY_LEASES", self.leases, ("partition", "event")),
             ("RELAY_ORDERING", self.ordering or "aggregate", ("aggregate", "none")),
@@ -77,24 +82,23 @@ class PartitionSettings:
                 "are delivered in no order; unset RELAY_ORDERING (or set it to none), or unset "
                 "RELAY_LEASES"
             )
-        check_partitions(self.partitions)
-        at_least("RELAY_PARTITIONS_PER_CLAIM", self.partitions_per_claim, 1)
-        if not self.partition_collection.strip() or "/" in self.partition_collection:
+        check_partitions(self.count)
+        at_least("RELAY_PARTITIONS_PER_CLAIM", self.per_claim, 1)
+        if not self.collection.strip() or "/" in self.collection:
             raise ConfigError("RELAY_PARTITION_COLLECTION must be a collection name")
 
-
-def read_partitioning(get: Get) -> dict[str, Any]:
-    """`PartitionSettings`' fields from the environment."""
-    return {
-        "leases": (get("RELAY_LEASES") or "partition").lower(),
-        "ordering": (get("RELAY_ORDERING") or "").lower() or None,
-        "failed_head": (get("RELAY_FAILED_HEAD") or "hold").lower(),
-        "partition_collection": get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
-        **read_numbers(
-            get,
-            {
-                "partitions": ("RELAY_PARTITIONS", parse_whole),
-                "partitions_per_claim": ("RELAY_PARTITIONS_PER_CLAIM", parse_whole),
-            },
-        ),
-    }
+    @classmethod
+    def from_environment(cls, get: Get) -> PartitionSettings:
+        return cls(
+            leases=(get("RELAY_LEASES") or "partition").lower(),  # type: ignore[arg-type]
+            ordering=(get("RELAY_ORDERING") or "").lower() or None,  # type: ignore[arg-type]
+            failed_head=(get("RELAY_FAILED_HEAD") or "hold").lower(),  # type: ignore[arg-type]
+            collection=get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
+            **read_numbers(
+                get,
+                {
+                    "count": ("RELAY_PARTITIONS", parse_whole),
+                    "per_claim": ("RELAY_PARTITIONS_PER_CLAIM", parse_whole),
+                },
+            ),
+        )

@@ -23,7 +23,6 @@ from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.partitioned.scan import OPEN, Healed, heal_unpartitioned, needs_heal
-from firestore_outbox.relay.partitioned.settings import FailedHead
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
@@ -54,17 +53,19 @@ class Survey:
 def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Survey:
     """Look, and heal what the look found (see the module docstring); counts what it healed
     into `tally`. The first read is also the run's first reading of Firestore's clock."""
-    limit = 2 * config.partitions
+    limit = 2 * config.partitions.count
     seen, _ = store.run_at(_open(store).select([PARTITION, SEQUENCE]).limit(limit))
     if not seen:
         return Survey(0)
     backlog = len(seen) >= limit
-    healing = any(needs_heal(d.to_dict() or {}, config.partitions) for d in seen)
+    healing = any(needs_heal(d.to_dict() or {}, config.partitions.count) for d in seen)
     if healing:
-        _tally_heal(tally, heal_unpartitioned(store, config.partitions, scan_limit=HEAL_SCAN_LIMIT))
+        _tally_heal(
+            tally, heal_unpartitioned(store, config.partitions.count, scan_limit=HEAL_SCAN_LIMIT)
+        )
     held: list[str] = []
     held_at, more_held = None, False
-    if config.ordered and config.failed_head is FailedHead.HOLD:
+    if config.partitions.holds_failed:
         # A hold is its aggregate's wherever its event lies: read from the whole collection,
         # not per partition claimed (with another RELAY_PARTITIONS, the head a hold waits
         # for lies in a partition its aggregate's events no longer go to).
@@ -79,7 +80,7 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Surve
     # where it lies, unless it was just healed into a partition).
     empty: set[int] = set()
     if not (backlog or healing):
-        empty = set(range(config.partitions)) - {d.get(PARTITION) for d in seen}
+        empty = set(range(config.partitions.count)) - {d.get(PARTITION) for d in seen}
     return Survey(len(seen), held, more_held, empty, held_at, backlog)
 
 
@@ -94,13 +95,15 @@ def after_first_page(
     """What a backlog calls for once the drain has its first page: more invocations (a count
     bounded by what they can take), and healing events the survey's read did not see."""
     if fan_out is not None:
-        room = min(config.fan_out_max, config.partitions)
-        cap = config.fan_out_events * (room + 1)
+        room = min(config.fan_out.max, config.partitions.count)
+        cap = config.fan_out.events * (room + 1)
         open_count, _ = store.count_at(_open(store).limit(cap), None)
-        if more := wanted(open_count, config):
+        if more := wanted(open_count, config.fan_out, config.partitions):
             tally["fannedOut"] += fan_out.start(more, instance)
     if looked.backlog:
-        _tally_heal(tally, heal_unpartitioned(store, config.partitions, scan_limit=HEAL_SCAN_LIMIT))
+        _tally_heal(
+            tally, heal_unpartitioned(store, config.partitions.count, scan_limit=HEAL_SCAN_LIMIT)
+        )
 
 
 def _tally_heal(tally: Counter[str], found: Healed) -> None:

@@ -36,10 +36,10 @@ def ramp_governor(config: RelayConfig) -> RampGovernor:
     starts may run at once, so each takes an equal share of the rule's rate."""
     schedule = RampSchedule(
         started_at=time.time(),
-        initial_rate=float(config.ramp_rate),
-        step_seconds=config.ramp_step_seconds,
+        initial_rate=float(config.ramp.rate),
+        step_seconds=config.ramp.step_seconds,
     )
-    return RampGovernor(schedule, share=1 / (1 + config.fan_out_max))
+    return RampGovernor(schedule, share=1 / (1 + config.fan_out.max))
 
 
 @contextmanager

@@ -42,7 +42,7 @@ from firestore_outbox.publishers.http.publisher import USER_AGENT
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
 
 PATH = "/openapi/putEvents"
 CONTENT_TYPE = "application/cloudevents-batch+json; charset=utf-8"
@@ -187,12 +187,10 @@ def _json(body: bytes) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def from_config(config: RelayConfig, options: PublisherOptions) -> EventBridgePublisher:
+def from_settings(settings: EventBridgeSettings, options: PublisherOptions) -> EventBridgePublisher:
     """`RELAY_PUBLISHER=eventbridge`: the `RELAY_EVENTBRIDGE_*` bus
     (`firestore_outbox.publishers.registry`)."""
     target = EventBridgeTarget(
-        endpoint=str(config.eventbridge_endpoint),
-        bus=str(config.eventbridge_bus),
-        **access_key(config),
+        endpoint=settings.endpoint, bus=settings.bus, **access_key(settings.access_key)
     )
     return EventBridgePublisher(target, **options)

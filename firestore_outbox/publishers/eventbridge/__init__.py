@@ -1,0 +1,2 @@
+"""The `eventbridge` publisher (`publisher`, which imports the EventBridge SDK) and its
+settings (`settings`, which does not)."""
