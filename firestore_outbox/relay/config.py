@@ -59,6 +59,7 @@ class RelayConfig(
     credentials (`ALIBABA_CLOUD_ACCESS_KEY_ID`, `..._SECRET`, `..._SECURITY_TOKEN`,
     which Function Compute sets for a function that has a role). `signing_secrets` come from
     `RELAY_SIGNING_SECRET`, comma-separated; each delivery is signed with every one of them.
+    `recheck_released` is on when `OUTBOX_NUDGE` is not `off` (`firestore_outbox.nudge`).
     The partitioning, fan-out and publishers' fields come from their settings classes (the
     bases).
     """
@@ -79,6 +80,8 @@ class RelayConfig(
     # CHANNEL results in a row (the channel, not the event, is broken) that stop a run.
     breaker_threshold: int = 3
     event_source: str | None = None
+    # Nudges on: a partition released drained is read once more (`relay.partitioned.drain`).
+    recheck_released: bool = False
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -178,6 +181,7 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
     return RelayConfig(
         publisher=(get("RELAY_PUBLISHER") or "http").lower(),
         event_source=get("RELAY_EVENT_SOURCE"),
+        recheck_released=(get("OUTBOX_NUDGE") or "off").lower() != "off",
         **read_http(get),
         **read_fc(get),
         **read_message_services(get),

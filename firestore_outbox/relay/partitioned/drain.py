@@ -21,6 +21,7 @@ import datetime
 import random
 import threading
 import time
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ from firestore_outbox.relay.partitioned.head_sender import HeadSender
 from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.partitioned.page_reads import PageReads
+from firestore_outbox.relay.partitioned.recheck import recheck
 from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.partitioned.survey import survey
@@ -63,7 +65,10 @@ class PartitionDrain:
         *,
         stop: threading.Event | None = None,
         fan_out: FanOut | None = None,
+        only: Collection[int] | None = None,
     ) -> None:
+        self._only = only  # a nudge's partitions: no others are claimed
+        self._claimed_at: dict[int, datetime.datetime] = {}
         self._stop = stop or threading.Event()
         self._fan_out = fan_out
         self._store = store
@@ -96,7 +101,10 @@ class PartitionDrain:
         self._started = self._store.clock.latest()
         try:
             with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
-                return self._drain(run, held, set(looked.empty), pages)
+                visited = set(looked.empty)
+                if self._only is not None:
+                    visited |= set(range(self._config.partitions)) - set(self._only)
+                return self._drain(run, held, visited, pages)
         finally:
             # Every settle lands (or gives up) before the partitions are released: the
             # next holder must not find an event delivered here still PENDING.
@@ -156,7 +164,12 @@ class PartitionDrain:
                     reads.start(h.partition for h in claimed)
                 reads.send(run)
             reading = reads.open
-            self._release(held, [p for p in held if p not in reading])
+            released = self._release(held, [p for p in held if p not in reading])
+            if released and self._config.recheck_released:
+                again = recheck(
+                    self._store, self._leases, run, released, reads, pages, self._claimed_at
+                )
+                held.update((h.partition, h) for h in again)
             if not self._sender.deliver(run, held, more=more, work=work):
                 return StopReason.DRAINED
 
@@ -169,6 +182,7 @@ class PartitionDrain:
             drained_since=self._started,
         )
         visited.update(h.partition for h in claimed)
+        self._claimed_at.update((h.partition, h.update_time) for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
         for h in claimed:
             if self._holds_failed and (self._anything_held or self._held_since_counted(h)):
@@ -191,7 +205,7 @@ class PartitionDrain:
 
     def _release(
         self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False
-    ) -> None:
+    ) -> list[int]:
         """Release the partitions in `done` with nothing read left unsettled (all of them
         with `unsettled_too`: the run ends). Released as the drain goes, not at the run's
         end: nothing is left to read there."""
@@ -205,6 +219,7 @@ class PartitionDrain:
         for partitions, emptied in ((drained, not unsettled_too), (lost, False)):
             if partitions:
                 self._leases.release([held.pop(p) for p in partitions], drained=emptied)
+        return drained if not unsettled_too else []
 
     def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
         renewed = self._leases.renew_due(held, run.instance)
