@@ -12,7 +12,7 @@ import functools
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.nudge.sender import Nudger, NudgeTarget
@@ -43,7 +43,7 @@ logger = logging.getLogger("firestore_outbox.nudge")
 _lock = threading.RLock()
 # The process's nudger for the configuration it was built from (None: off or unusable).
 _refused: set[str] = set()
-_shared: dict[tuple[NudgeSettings, Settings], Nudger | None] = {}
+_shared: dict[tuple[NudgeSettings, Settings, frozenset[Any] | None], Nudger | None] = {}
 
 
 def nudger_for(
@@ -58,7 +58,7 @@ def nudger_for(
         return None
     if nudge.mode is NudgeMode.OFF:
         return None
-    key = (nudge, settings)
+    key = (nudge, settings, None if environ is None else frozenset(environ.items()))
     with _lock:
         if key not in _shared:
             _shared[key] = _build(nudge, db, settings, environ)

@@ -108,9 +108,7 @@ class PartitionDrain:
         finally:
             # Every settle lands (or gives up) before the partitions are released: the
             # next holder must not find an event delivered here still PENDING.
-            while not run.in_flight.wait_below(1, _WAKE_SECONDS):
-                if run.settler.error is not None:
-                    break
+            self._settled(run)
             self._release(held, list(held), unsettled_too=True)
 
     def _drain(
@@ -165,13 +163,36 @@ class PartitionDrain:
                 reads.send(run)
             reading = reads.open
             released = self._release(held, [p for p in held if p not in reading])
-            if released and self._config.recheck_released:
-                again = recheck(
-                    self._store, self._leases, run, released, reads, pages, self._claimed_at
-                )
-                held.update((h.partition, h) for h in again)
+            self._recheck(run, held, released, reads, pages)
             if not self._sender.deliver(run, held, more=more, work=work):
-                return StopReason.DRAINED
+                if not self._config.recheck_released or not held:
+                    return StopReason.DRAINED
+                self._settled(run)  # the last partitions: released and re-checked here
+                released = self._release(held, list(held), unsettled_too=True)
+                if not self._recheck(run, held, released, reads, pages):
+                    return StopReason.DRAINED
+
+    def _recheck(
+        self,
+        run: Pipeline,
+        held: dict[int, HeldPartition],
+        released: list[int],
+        reads: PageReads,
+        pages: ThreadPoolExecutor,
+    ) -> bool:
+        """With nudges on, read the partitions just released once more; those claimed
+        again (`firestore_outbox.relay.partitioned.recheck`) join `held`."""
+        if not released or not self._config.recheck_released:
+            return False
+        again = recheck(self._store, self._leases, run, released, reads, pages, self._claimed_at)
+        held.update((h.partition, h) for h in again)
+        return bool(again)
+
+    def _settled(self, run: Pipeline) -> None:
+        """Wait until every settle landed or gave up (or the settler failed)."""
+        while not run.in_flight.wait_below(1, _WAKE_SECONDS):
+            if run.settler.error is not None:
+                break
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(
@@ -219,7 +240,7 @@ class PartitionDrain:
         for partitions, emptied in ((drained, not unsettled_too), (lost, False)):
             if partitions:
                 self._leases.release([held.pop(p) for p in partitions], drained=emptied)
-        return drained if not unsettled_too else []
+        return finished
 
     def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
         renewed = self._leases.renew_due(held, run.instance)
