@@ -40,7 +40,7 @@ class Nudger:
     `counts` says what became of them (`requested`, `dropped`, `sent`, `failed`)."""
 
     def __init__(
-        self, target: NudgeTarget, *, queue_size: int = 1000, interval_seconds: float = 0.05
+        self, target: NudgeTarget, *, queue_size: int = 1000, interval_seconds: float = 0.1
     ) -> None:
         self._target = target
         self._interval = interval_seconds

@@ -34,7 +34,7 @@ class NudgeSettings:
     url: str | None = None
     queue_size: int = 1000
     timeout_seconds: float = 2.0
-    interval_seconds: float = 0.05
+    interval_seconds: float = 0.1
 
     def __post_init__(self) -> None:
         if self.mode is NudgeMode.HTTP:
