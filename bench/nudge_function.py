@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from firestore_outbox.consumer.receiver import Answer, Received
-from firestore_outbox.nudge import NUDGE_TYPE
+from firestore_outbox.nudge.wire import NUDGE_TYPE
 from tests.fc3_server import Fc3Endpoint, error
 
 KEY_ID, SECRET = "AKID-bench", "bench-secret"

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.nudge.sender import Nudger, NudgeTarget
 from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings, load_nudge_settings
-from firestore_outbox.nudge.wire import NUDGE_TYPE, nudged_partitions
 from firestore_outbox.relay.partitioned.partitions import PARTITION
 
 if TYPE_CHECKING:
@@ -27,14 +26,12 @@ if TYPE_CHECKING:
     from firestore_outbox.producer.batch import Write
 
 __all__ = [
-    "NUDGE_TYPE",
     "NudgeMode",
     "NudgeSettings",
     "NudgeTarget",
     "Nudger",
     "load_nudge_settings",
     "nudge_committed",
-    "nudged_partitions",
     "nudger_for",
 ]
 

@@ -9,7 +9,6 @@ from enum import Enum
 
 from firestore_outbox.config.settings import env_reader
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.publishers.settings import usable_url
 
 __all__ = ["NudgeMode", "NudgeSettings", "load_nudge_settings"]
 
@@ -38,6 +37,8 @@ class NudgeSettings:
 
     def __post_init__(self) -> None:
         if self.mode is NudgeMode.HTTP:
+            from firestore_outbox.publishers.settings import usable_url  # only for http
+
             if not self.url:
                 raise ConfigError("OUTBOX_NUDGE_URL is required with OUTBOX_NUDGE=http")
             usable_url("OUTBOX_NUDGE_URL", self.url)

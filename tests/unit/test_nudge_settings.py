@@ -8,8 +8,8 @@ import json
 import pytest
 
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.nudge import NUDGE_TYPE, NudgeMode, load_nudge_settings, nudged_partitions
-from firestore_outbox.nudge.wire import nudge_body, nudge_delivery
+from firestore_outbox.nudge import NudgeMode, load_nudge_settings
+from firestore_outbox.nudge.wire import NUDGE_TYPE, nudge_body, nudge_delivery, nudged_partitions
 from firestore_outbox.publishers.fc.fc3 import task_id
 
 
