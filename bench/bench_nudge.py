@@ -70,7 +70,13 @@ class Downstream:
         return Answer(200)
 
 
-def run_mode(mode: str, rate: float, args: argparse.Namespace, emulator: str) -> dict[str, Any]:
+def run_mode(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:
+    # An emulator per mode: after a long run the emulator's listeners slowed to a stop.
+    with FirestoreEmulator() as emulator:
+        return _run_mode(mode, rate, args, emulator.host_port)
+
+
+def _run_mode(mode: str, rate: float, args: argparse.Namespace, emulator: str) -> dict[str, Any]:
     reset_emulator(emulator, PROJECT)
     downstream = Downstream()
     with (
@@ -156,7 +162,11 @@ def _stream(
     function.wait()
     if follower is not None:
         follower.terminate()
-        follower.wait(30)
+        try:
+            follower.wait(30)
+        except subprocess.TimeoutExpired:
+            follower.kill()
+            follower.wait(30)
     counts = dict(nudger.counts) if nudger is not None else {}
     if nudger is not None:
         nudger.close()
@@ -222,13 +232,15 @@ def main() -> None:
     )
     args = parser.parse_args()
     results = []
-    with FirestoreEmulator() as emulator:
-        for rate in (float(r) for r in args.rates.split(",")):
-            for mode in args.modes.split(","):
-                results.append(run_mode(mode, rate, args, emulator.host_port))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
-    write_plot(results, Path(args.plot))
+    for rate in (float(r) for r in args.rates.split(",")):
+        for mode in args.modes.split(","):
+            results.append(run_mode(mode, rate, args))
+            # Written after every mode: a run cut short keeps what it measured.
+            Path(args.out).write_text(
+                json.dumps({"args": vars(args), "results": results}, indent=1)
+            )
+            write_plot(results, Path(args.plot))
     print(f"wrote {args.out} and {args.plot}")
 
 
