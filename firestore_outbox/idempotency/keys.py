@@ -2,7 +2,10 @@
 
 The IETF draft "The Idempotency-Key HTTP Header Field" makes the header an RFC 8941 Item
 whose value is a String: `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`. A string
-is quoted, holds printable ASCII only, and escapes only `"` and `\\`. Keys are unique per
+is quoted, holds printable ASCII only, and escapes only `"` and `\\`. Most client libraries
+send the key bare (`Idempotency-Key: 8e03978e-...`, Stripe-style); a bare HTTP token (RFC 9110
+`tchar`s, plus the `:` and `/` an RFC 8941 token may hold) is the same key as its quoted form,
+so `abc` and `"abc"` are one key. Anything else is malformed. Keys are unique per
 tenant, not globally, so the registry's document id hashes both: two tenants choosing the same
 key never meet, and neither learns the other used it.
 """
@@ -11,15 +14,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from firestore_outbox.errors import InvalidInput
 
 MAX_KEY_LENGTH = 255
 MAX_TENANT_LENGTH = 255
+# RFC 9110 tchar, plus ":" and "/" (RFC 8941 sf-token): what a bare key may hold.
+_BARE_KEY = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~:/-]+")
 
 
 class InvalidKey(InvalidInput):
-    """The `Idempotency-Key` header is not an RFC 8941 string of 1 to 255 characters."""
+    """The `Idempotency-Key` header is neither an RFC 8941 string nor a bare token of 1 to 255
+    characters."""
 
 
 class InvalidTenant(InvalidInput):
@@ -29,8 +36,10 @@ class InvalidTenant(InvalidInput):
 def parse_key(header: str) -> str:
     """The key an `Idempotency-Key` header carries; `InvalidKey` says what is wrong."""
     text = header.strip(" \t")
-    if len(text) < 2 or text[0] != '"':
-        raise InvalidKey('Idempotency-Key must be a quoted string, e.g. "3f2a-..." (RFC 8941)')
+    if text[:1] != '"':
+        return _bare_key(text)
+    if len(text) < 2:
+        raise InvalidKey("Idempotency-Key has no closing quote (RFC 8941)")
     key: list[str] = []
     index = 1
     while index < len(text):
@@ -56,6 +65,19 @@ def parse_key(header: str) -> str:
     if len(key) > MAX_KEY_LENGTH:
         raise InvalidKey(f"Idempotency-Key must be at most {MAX_KEY_LENGTH} characters")
     return "".join(key)
+
+
+def _bare_key(text: str) -> str:
+    if not text:
+        raise InvalidKey("Idempotency-Key must not be empty")
+    if not _BARE_KEY.fullmatch(text):
+        raise InvalidKey(
+            'Idempotency-Key must be a quoted string, e.g. "3f2a-..." (RFC 8941), or a bare'
+            " token of letters, digits and !#$%&'*+-.^_`|~:/"
+        )
+    if len(text) > MAX_KEY_LENGTH:
+        raise InvalidKey(f"Idempotency-Key must be at most {MAX_KEY_LENGTH} characters")
+    return text
 
 
 def parse_tenant(value: str | None) -> str:

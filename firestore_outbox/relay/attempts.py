@@ -30,15 +30,24 @@ if TYPE_CHECKING:
 logger = logging.getLogger("firestore_outbox.relay.core")
 
 
+class Settling(Protocol):
+    """Whether settles are landing (`relay.settling.settler.Settler` says)."""
+
+    def wait_flowing(self, timeout: float) -> bool: ...
+
+
 class Run(Protocol):
     """What an attempt needs of its run (`relay.pipeline.Pipeline` has it): the run's
-    monotonic deadline and the channel's breaker."""
+    monotonic deadline, the channel's breaker and the settler (whether settles land)."""
 
     @property
     def deadline(self) -> float: ...
 
     @property
     def breaker(self) -> Breaker: ...
+
+    @property
+    def settler(self) -> Settling: ...
 
 
 class Attempts:
@@ -73,6 +82,11 @@ class Attempts:
             lease_expiry = lease.expires()
         deadline = min(run.deadline, lease_expiry) - SETTLE_ALLOWANCE_SECONDS
         if deadline - now < self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS:
+            return None
+        # Settles not landing (a settle write failed): wait while this attempt still fits;
+        # what could not be settled is kept unsent, not delivered to be delivered again.
+        latest_start = deadline - (self._config.attempt_seconds - SETTLE_ALLOWANCE_SECONDS)
+        if not run.settler.wait_flowing(latest_start - now):
             return None
         if run.breaker.open:
             return None

@@ -29,6 +29,7 @@ from firestore_outbox.relay.attempts import Attempts
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import OnSettled
 from firestore_outbox.relay.partitioned.drain import PartitionDrain
+from firestore_outbox.relay.partitioned.lease_mode import ModeRecords, ModeTaken
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.partitioned.settings import FailedHead, LeaseMode
 from firestore_outbox.relay.per_event.delivering import deliver_batch, open_pipeline, ramp_governor
@@ -36,7 +37,13 @@ from firestore_outbox.relay.per_event.leasing import drain_due
 from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.summary import RunSummary, StopReason, finish_summary, firestore_error
+from firestore_outbox.relay.summary import (
+    RunSummary,
+    StopReason,
+    finish_summary,
+    firestore_error,
+    waiting_for_mode,
+)
 from firestore_outbox.relay.transitions import bounded_instance_id
 
 if TYPE_CHECKING:
@@ -83,6 +90,7 @@ class Relay:
         self._ramp: RampGovernor | None = None
         # One for every run: the next run claims by what the last one wrote, unread.
         self._leases: PartitionLeases | None = None
+        self._mode = ModeRecords(db, self._store, config.partition_collection)
 
     def _fan_out(self) -> FanOut | None:
         if not self.config.fan_out_max:
@@ -136,10 +144,56 @@ class Relay:
             budget = max(0.0, min(budget, time_budget))
         deadline = started + budget
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
-        tally: Counter[str] = Counter()
-        stopped_by, error, channel = StopReason.DRAINED, None, None
+        # Whatever the run does past its budget (settles, releases, counts) ends within
+        # budget + Firestore timeout, the envelope the function's timeout is sized for.
+        self._store.bound_until(deadline + self.config.firestore_timeout_seconds)
         try:
-            if self.config.leases is LeaseMode.PARTITION:
+            return self._run(
+                started, budget, instance, stop=stop, fan_out=fan_out, partitions=partitions
+            )
+        finally:
+            self._store.bound_until(None)
+
+    def _run(
+        self,
+        started: float,
+        budget: float,
+        instance: str,
+        *,
+        stop: threading.Event | None,
+        fan_out: bool,
+        partitions: Collection[int] | None,
+    ) -> RunSummary:
+        deadline = started + budget
+        tally: Counter[str] = Counter()
+        stopped_by = StopReason.DRAINED
+        error: str | None = None
+        channel: str | None = None
+        mode = self.config.leases
+        taken: list[ModeTaken] = []
+
+        def take_mode() -> bool:  # False: a relay of the other lease mode may be draining
+            taken.append(self._mode.take(mode, instance, budget + self.config.lock_timeout_seconds))
+            waiting, until = taken[-1].waiting_for, taken[-1].until
+            if waiting is not None and until is not None:
+                waiting_for_mode(tally, instance, waiting, until)
+            return waiting is None
+
+        def summary() -> RunSummary:
+            waited = taken[-1] if taken and taken[-1].waiting_for is not None else None
+            return finish_summary(
+                tally,
+                instance,
+                started,
+                stopped_by=StopReason.MODE if waited else stopped_by,
+                error=error,
+                channel=channel,
+                waiting_for=waited.waiting_for if waited else None,
+                mode_until=waited.until if waited else None,
+            )
+
+        try:
+            if mode is LeaseMode.PARTITION:
                 self._leases = self._leases or self.partition_leases()
                 drain = PartitionDrain(
                     self._store,
@@ -149,24 +203,38 @@ class Relay:
                     self._rng,
                     stop=stop,
                     fan_out=self._fan_out() if fan_out and partitions is None else None,
+                    take_mode=take_mode,
                     only=partitions,
                 )
                 with self.pipeline(
                     deadline, instance, tally, on_settled=drain.aggregates.settled
                 ) as pipeline:
                     stopped_by = drain.run(pipeline)
-            else:
+            elif take_mode():
                 with self.pipeline(deadline, instance, tally) as pipeline:
                     stopped_by = drain_due(self, pipeline)
+            else:
+                return summary()
             if not tally["leased"] and stopped_by is StopReason.DRAINED:
                 self._ramp = None  # idle: the next backlog ramps up from the start again
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 stopped_by, channel = StopReason.CHANNEL, pipeline.breaker.error_class
         except google_exceptions.GoogleAPIError as exc:
             error = firestore_error(exc, instance)
-        return finish_summary(
-            tally, instance, started, stopped_by=stopped_by, error=error, channel=channel
-        )
+        if taken and taken[-1].waiting_for is None:
+            clean = error is None and not tally["unsettled"]
+            error = self._leave_mode(instance, clean=clean) or error
+        return summary()
+
+    def _leave_mode(self, instance: str, *, clean: bool) -> str | None:
+        """Delete (or, after an unclean run, keep until its leases expire) this run's mode
+        record; the summary's `error` when Firestore refused that."""
+        # A clean run released its partitions and settled what it leased: it holds nothing.
+        try:
+            self._mode.leave(instance, 0.0 if clean else self.config.lock_timeout_seconds)
+        except google_exceptions.GoogleAPIError as exc:  # its entry expires by itself
+            return firestore_error(exc, instance)
+        return None
 
     @contextmanager
     def pipeline(

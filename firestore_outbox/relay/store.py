@@ -51,6 +51,10 @@ if TYPE_CHECKING:
 __all__ = ["Change", "LeaseStore", "Written"]
 
 
+# The least a Firestore call is given past a run's envelope: it fails at once, not never.
+MIN_CALL_SECONDS = 0.05
+
+
 class LeaseStore:
     """Queries for due events and conditional writes on the outbox collection."""
 
@@ -60,14 +64,26 @@ class LeaseStore:
         self._db = db
         self.collection = db.collection(collection)
         self._timeout = timeout
+        self._envelope_end: float | None = None
         # RELAY_FAILED_HEAD=hold (ordered): an event parked undelivered holds its aggregate.
         self._park_holds = park_holds
         self.clock = ServerClock()
 
     @property
     def timeout(self) -> float:
-        """Seconds each Firestore call may take, its retries included."""
-        return self._timeout
+        """Seconds each Firestore call may take, its retries included: the configured
+        timeout, and never past the envelope a run set (`bound_until`)."""
+        if self._envelope_end is None:
+            return self._timeout
+        left = self._envelope_end - time.monotonic()
+        return max(MIN_CALL_SECONDS, min(self._timeout, left))
+
+    def bound_until(self, end: float | None) -> None:
+        """From now on, end every Firestore call by `end` (monotonic; None: no bound). A run
+        sets its budget plus the Firestore timeout: whatever it still does after its budget
+        (settles, renewals, releases, counts) ends within that envelope, Firestore frozen or
+        not."""
+        self._envelope_end = end
 
     def pending(self, due_by: datetime.datetime, limit: int) -> list[Found]:
         """`PENDING` events whose `nextAttemptAt` has come, oldest first."""
@@ -129,10 +145,14 @@ class LeaseStore:
 
     def run(self, query: Any) -> list[Found]:
         """The documents `query` returns, decoded once; its read time sets the clock."""
+        return self.run_at(query)[0]
+
+    def run_at(self, query: Any) -> tuple[list[Found], datetime.datetime | None]:
+        """`run(query)` and the read time of its answer."""
         sent_at = time.monotonic()
-        result = run_query(self._db, query, retry=self._retry(), timeout=self._timeout)
+        result = run_query(self._db, query, retry=self._retry(), timeout=self.timeout)
         self.clock.observe(result.read_time, sent_at)
-        return result.found
+        return result.found, result.read_time
 
     def count_at(
         self, query: Any, read_time: datetime.datetime | None
@@ -141,7 +161,7 @@ class LeaseStore:
         (an aggregation, billed one read per 1,000 matched)."""
         sent_at = time.monotonic()
         [[result]] = query.count(alias="n").get(
-            retry=self._retry(), timeout=self._timeout, read_time=read_time
+            retry=self._retry(), timeout=self.timeout, read_time=read_time
         )
         if read_time is None:  # a read at a past time says nothing about now
             self.clock.observe(result.read_time, sent_at)
@@ -185,7 +205,7 @@ class LeaseStore:
         (monotonic): per change
         its update time if it is in Firestore as written, else None (also when no time is
         left to look)."""
-        timeout = min(self._timeout, deadline - time.monotonic())
+        timeout = min(self.timeout, deadline - time.monotonic())
         if not changes or timeout <= 0:
             return [None] * len(changes)
         retry = Retry(initial=0.1, maximum=1.0, timeout=timeout)
@@ -206,7 +226,7 @@ class LeaseStore:
     def _write(self, changes: Sequence[Change]) -> list[Written]:
         sent_at = time.monotonic()
         written = cas.write_if_unchanged(
-            self._db, changes, retry=self._retry(), timeout=self._timeout
+            self._db, changes, retry=self._retry(), timeout=self.timeout
         )
         for change, result in zip(changes, written, strict=True):
             if result.applied and change.fields is not None:  # a commit time (not a delete)
@@ -222,7 +242,7 @@ class LeaseStore:
 
     def _retry(self) -> Retry:
         # Transient errors are retried, but never past the relay's own Firestore timeout.
-        return Retry(initial=0.1, maximum=1.0, timeout=self._timeout)
+        return Retry(initial=0.1, maximum=1.0, timeout=self.timeout)
 
 
 def _spent(fields: Mapping[str, Any] | None) -> dict[str, Any]:

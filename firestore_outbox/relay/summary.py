@@ -8,6 +8,7 @@ up there too.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import functools
 import logging
@@ -41,6 +42,9 @@ class StopReason(str, enum.Enum):
     CHANNEL = "channel"  # the circuit breaker opened: the downstream channel is broken
     ERROR = "error"  # Firestore failed
     STOP = "stop"  # follow mode was asked to stop
+    # relays of the other lease mode may still hold leases: it drained nothing (see
+    # `firestore_outbox.relay.partitioned.lease_mode`)
+    MODE = "mode"
 
 
 # The counts every summary carries, zeros included: JSON name -> attribute.
@@ -62,6 +66,7 @@ _COUNTS = {
     "healed": "healed",
     "partitionsClaimed": "partitions_claimed",
     "fannedOut": "fanned_out",
+    "modeWaits": "mode_waits",
 }
 RUN_COUNTS = tuple(_COUNTS)
 
@@ -77,6 +82,9 @@ class RunSummary(Mapping[str, Any]):
     duration_ms: int
     error: str | None = None  # what ended the run, when `status` is `error`
     channel: str | None = None  # the broken channel's error class, when stopped by it
+    # the lease mode of the relays it waits for, and till when, when stopped by `mode`
+    waiting_for: str | None = None
+    mode_until: datetime.datetime | None = None
     processed: int = 0
     failed: int = 0
     retried: int = 0
@@ -94,6 +102,7 @@ class RunSummary(Mapping[str, Any]):
     healed: int = 0
     partitions_claimed: int = 0
     fanned_out: int = 0
+    mode_waits: int = 0
     _json: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +111,10 @@ class RunSummary(Mapping[str, Any]):
             json["error"] = self.error
         if self.channel is not None:
             json["channel"] = self.channel
+        if self.waiting_for is not None:
+            json["waitingFor"] = self.waiting_for
+        if self.mode_until is not None:
+            json["modeUntil"] = self.mode_until.isoformat()
         json.update({name: getattr(self, attribute) for name, attribute in _COUNTS.items()})
         json.update(instanceId=self.instance_id, durationMs=self.duration_ms)
         object.__setattr__(self, "_json", json)
@@ -117,10 +130,22 @@ class RunSummary(Mapping[str, Any]):
         duration_ms: int,
         error: str | None = None,
         channel: str | None = None,
+        waiting_for: str | None = None,
+        mode_until: datetime.datetime | None = None,
     ) -> RunSummary:
         """The summary of a run whose counts are in `tally` (by JSON name)."""
         counts = {attribute: int(tally.get(name, 0)) for name, attribute in _COUNTS.items()}
-        return cls(status, stopped_by, instance_id, duration_ms, error, channel, **counts)
+        return cls(
+            status,
+            stopped_by,
+            instance_id,
+            duration_ms,
+            error,
+            channel,
+            waiting_for,
+            mode_until,
+            **counts,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The summary as one JSON object (a new dict each call)."""
@@ -154,6 +179,24 @@ def firestore_error(exc: google_exceptions.GoogleAPIError, instance: str) -> str
     return f"Firestore: {exc}"
 
 
+def waiting_for_mode(
+    tally: Counter[str], instance: str, mode: str, until: datetime.datetime
+) -> None:
+    """Log that run `instance` drains nothing because relays of lease mode `mode` may still
+    hold leases until `until` (`firestore_outbox.relay.partitioned.lease_mode`), and count it."""
+    log_event(
+        logger,
+        logging.WARNING,
+        "relay.mode_wait",
+        f"relay {instance} waits: relays with RELAY_LEASES={mode} may hold leases until "
+        f"{until.isoformat()}; it drains nothing before then",
+        instanceId=instance,
+        waitingFor=mode,
+        modeUntil=until.isoformat(),
+    )
+    tally["modeWaits"] += 1
+
+
 def finish_summary(
     tally: Counter[str],
     instance: str,
@@ -162,6 +205,8 @@ def finish_summary(
     stopped_by: StopReason,
     error: str | None = None,
     channel: str | None = None,
+    waiting_for: str | None = None,
+    mode_until: datetime.datetime | None = None,
 ) -> RunSummary:
     """The run's summary from `tally`, with its `durationMs` since `started` (monotonic),
     recorded as metrics (`firestore_outbox.observability.metrics`)."""
@@ -173,6 +218,8 @@ def finish_summary(
         duration_ms=round((time.monotonic() - started) * 1000),
         error=error,
         channel=channel,
+        waiting_for=waiting_for,
+        mode_until=mode_until,
     )
     record_run(summary)
     return summary

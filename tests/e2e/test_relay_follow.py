@@ -13,23 +13,26 @@ from pathlib import Path
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Receiver
 from tests.e2e.test_relay_processes import start_relay
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox, relay_environment, utcnow
+from tests.overlap import HeldUntilOverlap
 
 
 def test_follow_mode_beside_the_timer_relay_delivers_every_event_exactly_once(
     db: firestore.Client, settings: Settings, tmp_path: Path
 ) -> None:
-    def steady(_: Received) -> Answer:
-        time.sleep(0.005)  # keeps both relays busy at once
-        return Answer(200)
-
-    with Receiver(steady) as receiver:
-        variables = relay_environment(settings, receiver.url, RELAY_BATCH_SIZE="20")
+    with Receiver() as receiver:
+        variables = relay_environment(
+            settings, receiver.url, RELAY_BATCH_SIZE="20", RELAY_CONCURRENCY="4"
+        )
         follower = start_relay(variables, tmp_path, "--follow")
         add_orders(db, settings, 1)
         assert receiver.wait_for(1, timeout=30)  # the follower is up and listening
+        # Both relays send 4 at a time: from now on every delivery waits until more are in
+        # flight than that, so both are delivering at once, however the machine schedules them.
+        steady = HeldUntilOverlap(concurrency=4, pace=0.005)
+        receiver.respond = steady
         timer = make_relay(db, settings, receiver.url, batch_size=20, concurrency=4)
         timer_summaries: list[dict[str, int]] = []
         stop = threading.Event()
@@ -57,6 +60,7 @@ def test_follow_mode_beside_the_timer_relay_delivers_every_event_exactly_once(
     assert set(deliveries.values()) == {1}, deliveries.most_common(3)
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
     timer_processed = sum(s["processed"] for s in timer_summaries)
+    assert steady.overlapped
     assert follow_summary["processed"] > 0 and timer_processed > 0  # really side by side
     assert follow_summary["processed"] + timer_processed == len(expected)
 

@@ -18,6 +18,7 @@ from google.cloud import firestore
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from tests.helpers import FAST, add_orders, make_relay, outbox, relay_environment, run_until
+from tests.overlap import HeldUntilOverlap
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 
@@ -102,10 +103,9 @@ def test_a_relay_killed_holding_partitions_is_taken_over_after_the_lock_timeout(
 def test_several_relay_processes_deliver_every_event_exactly_once(
     db: firestore.Client, settings: Settings, tmp_path: Path
 ) -> None:
-    def steady(_: Received) -> Answer:
-        time.sleep(0.02)  # keeps each relay busy long enough for all of them to overlap
-        return Answer(200)
-
+    # Every delivery waits until more are in flight than one relay sends (4): two or more
+    # relays are delivering at once, however late the machine starts them.
+    steady = HeldUntilOverlap(concurrency=4, pace=0.02)
     event_ids = add_orders(db, settings, 400)
     with Receiver(steady) as receiver:
         variables = relay_environment(
@@ -123,4 +123,5 @@ def test_several_relay_processes_deliver_every_event_exactly_once(
     assert set(deliveries.values()) == {1}, deliveries.most_common(3)
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
     assert sum(s["processed"] for s in summaries) == 400
+    assert steady.overlapped
     assert sum(1 for s in summaries if s["processed"]) >= 2  # they really ran side by side

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -67,7 +68,8 @@ def test_first_request_answers_201_and_a_repeat_replays_it_byte_for_byte(
 @pytest.mark.parametrize(
     "header",
     [
-        "plain-token",  # not quoted
+        "two tokens",  # neither quoted nor one bare token
+        "token;p=1",
         '"unterminated',
         '""',
         '"' + "k" * 256 + '"',
@@ -83,6 +85,20 @@ def test_a_malformed_key_is_400_problem_and_nothing_is_written(
     assert answer.headers["Content-Type"] == "application/problem+json"
     assert answer.json()["type"] == "/problems/idempotency-key-invalid"
     assert counts(db) == (0, 0, 0)
+
+
+def test_a_bare_key_is_the_same_key_as_its_quoted_form(
+    api: ApiProcess, db: firestore.Client
+) -> None:
+    bare = str(uuid.uuid4())  # what Stripe-style client libraries send
+    first = post(api.url, ORDER, bare)
+    assert first.status_code == 201, first.text
+    quoted = post(api.url, ORDER, f'"{bare}"')
+    assert quoted.status_code == 201
+    assert quoted.headers["Idempotent-Replayed"] == "true"
+    assert quoted.content == first.content
+    assert post(api.url, OTHER, bare).status_code == 422
+    assert counts(db) == (1, 1, 1)
 
 
 def test_a_key_of_255_characters_is_accepted(api: ApiProcess, db: firestore.Client) -> None:

@@ -6,7 +6,6 @@ Function Compute would); each invocation drains partitions the others do not hol
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from tests.fc3_server import Fc3Endpoint
 from tests.fc_invocation import TIMER_EVENT, clean_environment, fc_context, use
 from tests.helpers import add_orders, outbox, relay_environment
 from tests.integration.test_fc_publisher import SECRET, expected_signature
+from tests.overlap import HeldUntilOverlap
 
 __all__ = ["clean_environment"]  # the `environment` fixture, imported for its name
 
@@ -55,32 +55,6 @@ class FunctionCompute:
         return answer
 
 
-class TwoInvocations:
-    """A downstream that holds every delivery until more are in flight at once than one
-    invocation sends (its `RELAY_CONCURRENCY`): another invocation is delivering too. Then
-    it answers all (`overlapped`), or after `WAIT_SECONDS` if that never happens. Without it
-    the first invocation, running long before the ones it starts, could deliver every
-    partition's events on its own."""
-
-    WAIT_SECONDS = 8.0  # under the relay's 10 s HTTP timeout
-
-    def __init__(self, concurrency: int) -> None:
-        self._concurrency = concurrency
-        self._in_flight = 0
-        self.overlapped = False
-        self._changed = threading.Condition()
-
-    def __call__(self, _: Received) -> Answer:
-        with self._changed:
-            self._in_flight += 1
-            self.overlapped = self.overlapped or self._in_flight > self._concurrency
-            self._changed.notify_all()
-            self._changed.wait_for(lambda: self.overlapped, self.WAIT_SECONDS)
-            self._in_flight -= 1
-        time.sleep(0.02)  # the first invocation alone would take a while
-        return Answer(200)
-
-
 # FC 3.0's API for a function of its own (what s.yaml deploys), FC 2.0's for one in a service.
 APIS = {"3.0": {}, "2.0": {"RELAY_FAN_OUT_SERVICE": "outbox"}}
 PATHS = {
@@ -98,7 +72,7 @@ def test_a_large_backlog_starts_more_invocations_that_drain_other_partitions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     event_ids = add_orders(db, settings, 160)
-    fc, deliveries = FunctionCompute(api), TwoInvocations(concurrency=2)
+    fc, deliveries = FunctionCompute(api), HeldUntilOverlap(concurrency=2, pace=0.02)
     with Receiver(deliveries) as downstream, Receiver(fc) as function_compute:
         use(
             monkeypatch,

@@ -17,6 +17,9 @@ from firestore_outbox.relay.partitioned.partitions import partition_of
 from firestore_outbox.testing.metering import meter
 from tests.helpers import add_orders, make_relay, outbox
 
+SURVEY = 2 * 16  # events a run's survey reads, with a backlog
+MODE_READS, MODE_WRITES = 1, 2  # a run's lease-mode record, written, read back and deleted
+
 
 def test_a_relays_next_run_reads_no_lease_document(
     db: firestore.Client, settings: Settings, receiver: Receiver
@@ -27,18 +30,23 @@ def test_a_relays_next_run_reads_no_lease_document(
     add_orders(db, settings, 120)
     assert relay.run()["processed"] == 120
     first = counts.snapshot()
-    assert first["reads"] == 120 + 16  # each lease document read once (missing: created)
+    # Each lease document read once (missing: created); the survey reads 2 x 16 events'
+    # partition fields (no count of the backlog before the first page).
+    assert first["reads"] == 120 + 16 + SURVEY + MODE_READS
     # Named by the call that received them: the events' pages, the lease documents' get.
-    assert counts.reads_by_method() == {"RunQuery": 120, "BatchGetDocuments": 16}
+    assert counts.reads_by_method() == {
+        "RunQuery": 120 + SURVEY + MODE_READS,
+        "BatchGetDocuments": 16,
+    }
 
     add_orders(db, settings, 120)
     counts.reset()
     summary = relay.run()
     assert summary["processed"] == 120
     # One read per event: the claims went by what the first run's releases returned.
-    assert counts.snapshot()["reads"] == 120
+    assert counts.snapshot()["reads"] == 120 + SURVEY + MODE_READS
     assert "rpc:BatchGetDocuments" not in counts.snapshot()
-    assert counts.writes == 120 + 2 * 16  # each partition claimed and released
+    assert counts.writes == 120 + 2 * 16 + MODE_WRITES  # each partition claimed and released
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
 
 

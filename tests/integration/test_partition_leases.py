@@ -22,6 +22,7 @@ from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.partitioned.partitions import partition_of
 from firestore_outbox.relay.settling.settler import Lease, Settler
 from tests.helpers import add_orders, fast_config, make_relay, outbox
+from tests.overlap import HeldUntilOverlap
 
 
 def leases_of(relay: Relay) -> PartitionLeases:
@@ -92,14 +93,21 @@ def test_a_late_settle_after_the_partition_was_taken_over_is_refused(
 
 
 class Recording:
-    """A publisher that notes, per partition, when each relay was publishing in it."""
+    """A publisher that notes, per partition, when each relay was publishing in it; each
+    delivery is held until both relays are publishing at once (`overlap`)."""
 
-    def __init__(self, relay_name: str, spans: dict[int, list[tuple[float, float, str]]]):
+    def __init__(
+        self,
+        relay_name: str,
+        spans: dict[int, list[tuple[float, float, str]]],
+        overlap: HeldUntilOverlap,
+    ):
         self._name, self._spans, self._lock = relay_name, spans, threading.Lock()
+        self._overlap = overlap
 
     def publish(self, delivery: Delivery) -> PublishResult:
         started = time.monotonic()
-        time.sleep(0.03)
+        self._overlap.hold()
         with self._lock:
             self._spans[partition_of(delivery.subject, 4)].append(
                 (started, time.monotonic(), self._name)
@@ -114,7 +122,13 @@ def test_two_invocations_never_drain_one_partition_at_once(
     event_ids = add_orders(db, settings, 120)
     spans: dict[int, list[tuple[float, float, str]]] = defaultdict(list)
     config = fast_config("http://127.0.0.1:9/", partitions=4, partitions_per_claim=1)
-    relays = [Relay(db, settings, config, publisher=Recording(name, spans)) for name in ("A", "B")]
+    # Each relay holds one partition at a time and up to `concurrency` deliveries from it:
+    # more in flight means both are publishing, in different partitions or (the bug) one.
+    overlap = HeldUntilOverlap(config.concurrency, pace=0.03)
+    relays = [
+        Relay(db, settings, config, publisher=Recording(name, spans, overlap))
+        for name in ("A", "B")
+    ]
     summaries: dict[str, dict[str, object]] = {}
     threads = [
         threading.Thread(target=lambda r=r, n=n: summaries.update({n: r.run(instance_id=n)}))
@@ -132,4 +146,5 @@ def test_two_invocations_never_drain_one_partition_at_once(
         for (_, end, name), (next_start, _, next_name) in itertools.pairwise(published):
             assert name == next_name or next_start >= end, (partition, name, next_name)
     assert sum(int(str(s["processed"])) for s in summaries.values()) == 120
+    assert overlap.overlapped  # both were publishing at once
     assert min(int(str(s["processed"])) for s in summaries.values()) > 0  # they split the work

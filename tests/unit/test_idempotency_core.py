@@ -31,16 +31,25 @@ KEY_B = base64.b64encode(b"b" * 32).decode()
         (' "8e03978e-40d5" ', "8e03978e-40d5"),
         ('"say \\"hi\\" \\\\ ok"', 'say "hi" \\ ok'),
         ('"' + "k" * 255 + '"', "k" * 255),
+        ("abc", "abc"),  # bare: the same key as '"abc"'
+        (" 8e03978e-40d5-43e8-bc93-6894a57f9324 ", "8e03978e-40d5-43e8-bc93-6894a57f9324"),
+        ("ord_1:a/b.c~d", "ord_1:a/b.c~d"),
+        ("k" * 255, "k" * 255),
     ],
 )
-def test_keys_are_rfc_8941_strings(header: str, key: str) -> None:
+def test_keys_are_rfc_8941_strings_or_bare_tokens(header: str, key: str) -> None:
     assert parse_key(header) == key
 
 
 @pytest.mark.parametrize(
     ("header", "says"),
     [
-        ("abc", "quoted string"),
+        ("two words", "quoted string"),
+        ("abc;p=1", "quoted string"),
+        ('abc"', "quoted string"),
+        ("k" * 256, "at most 255"),
+        ("", "must not be empty"),
+        ('"', "no closing quote"),
         ('"abc', "no closing quote"),
         ('""', "must not be empty"),
         ('"' + "k" * 256 + '"', "at most 255"),

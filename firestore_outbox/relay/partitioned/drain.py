@@ -1,13 +1,15 @@
 """`PartitionDrain`: one run of the partitioned relay.
 
-    count open events ── none: done (one read when idle)
-      └─ heal events without a partition ─ claim a few free partitions (random start) ─┐
+    read a few open events ── none: done (one read when idle)
+      └─ heal events without a partition among them ─ claim a few free partitions ─────┐
          ┌─────────────────────────────────────────────────────────────────────────────┘
          └─ read a page of each, all at once ─ publish aggregate heads (`head_sender`) ─
             settle each with ONE write conditional on its read update time ─ next pages ...
             ─ once none is left to read, claim the next few while the last events go out;
             release each partition once everything read from it is settled; until every
             partition was visited or the budget is spent
+    with a backlog, once the first page is in: count for fan-out (bounded) and heal events
+    elsewhere, beside the drain (`survey.after_first_page`)
 
 No event is leased by a write: holding the partition is the lease
 (`firestore_outbox.relay.partitioned.leases`),
@@ -21,8 +23,8 @@ import datetime
 import random
 import threading
 import time
-from collections.abc import Collection
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Collection
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from firestore_outbox.relay.fan_out import wanted
@@ -34,7 +36,7 @@ from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.recheck import recheck
 from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
-from firestore_outbox.relay.partitioned.survey import survey
+from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, after_first_page, survey
 from firestore_outbox.relay.summary import StopReason
 
 if TYPE_CHECKING:
@@ -45,11 +47,15 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.store import LeaseStore
 
 
-# Held aggregates read per partition: more than this many held at once is an outage to fix.
-HELD_READ_LIMIT = 1000
 _WAKE_SECONDS = 0.2
 # Events read and waiting, in pages of RELAY_BATCH_SIZE, before reading ahead pauses.
 READ_AHEAD = 4
+
+
+def _nothing() -> Future[None]:
+    done: Future[None] = Future()
+    done.set_result(None)
+    return done
 
 
 class PartitionDrain:
@@ -65,20 +71,24 @@ class PartitionDrain:
         *,
         stop: threading.Event | None = None,
         fan_out: FanOut | None = None,
+        take_mode: Callable[[], bool] = lambda: True,
         only: Collection[int] | None = None,
     ) -> None:
         self._only = only  # a nudge's partitions: no others are claimed
         self._claimed_at: dict[int, datetime.datetime] = {}
         self._stop = stop or threading.Event()
+        self._take_mode = take_mode  # False: relays of the other lease mode may be draining
         self._fan_out = fan_out
         self._store = store
         self._leases = leases
         self._config = config
         self._rng = rng
         self._holds_failed = config.ordered and config.failed_head is FailedHead.HOLD
-        self._anything_held = False
+        self._more_held = False
         self._held_counted_at: datetime.datetime | None = None
         self._started: datetime.datetime | None = None
+        self._after_first_page: Callable[[], Future[None]] = _nothing
+        self._after: Future[None] | None = None
         self.aggregates = Aggregates(
             ordered=config.ordered, skip_failed=config.failed_head is FailedHead.SKIP
         )
@@ -92,24 +102,38 @@ class PartitionDrain:
         looked = survey(self._store, self._config, tally)
         if not looked.open_events:
             return StopReason.DRAINED
-        self._anything_held = looked.anything_held
+        if not self._take_mode():
+            return StopReason.MODE  # the summary says which mode it waits for
+        self._more_held = looked.more_held
+        self.aggregates.block(looked.held)
         self._held_counted_at = looked.held_counted_at
-        if self._fan_out is not None and (more := wanted(looked.open_events, self._config)):
-            tally["fannedOut"] += self._fan_out.start(more, run.instance)
+        fan_out = self._fan_out
+        if not looked.backlog and fan_out and (more := wanted(looked.open_events, self._config)):
+            tally["fannedOut"] += fan_out.start(more, run.instance)
         held: dict[int, HeldPartition] = {}
         # Partitions another invocation drains from now on are visited for this run too.
         self._started = self._store.clock.latest()
-        try:
-            with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
-                visited = set(looked.empty)
-                if self._only is not None:
-                    visited |= set(range(self._config.partitions)) - set(self._only)
-                return self._drain(run, held, visited, pages)
-        finally:
-            # Every settle lands (or gives up) before the partitions are released: the
-            # next holder must not find an event delivered here still PENDING.
-            self._settled(run)
-            self._release(held, list(held), unsettled_too=True)
+        with ThreadPoolExecutor(1, "relay-backlog") as beside:
+            if looked.backlog:  # counts and healing wait for the first page, then go beside
+                args = (self._store, self._config, looked, tally, fan_out, run.instance)
+                self._after_first_page = lambda: beside.submit(after_first_page, *args)
+            try:
+                with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
+                    visited = set(looked.empty)
+                    if self._only is not None:  # a nudge: its partitions only
+                        visited |= set(range(self._config.partitions)) - set(self._only)
+                    return self._drain(run, held, visited, pages)
+            finally:
+                # Every settle lands (or gives up) before the partitions are released: the
+                # next holder must not find an event delivered here still PENDING.
+                self._settled(run)
+                self._release(held, list(held), unsettled_too=True)
+                self._start_after_first_page().result()  # its Firestore error ends the run
+
+    def _start_after_first_page(self) -> Future[None]:
+        if self._after is None:
+            self._after = self._after_first_page()
+        return self._after
 
     def _drain(
         self,
@@ -154,6 +178,8 @@ class PartitionDrain:
             held.update((h.partition, h) for h in renewed)
             reads.keep(held)
             reads.take(run)
+            if run.tally["batches"]:
+                self._start_after_first_page()
             if work():  # few events left to publish: read on, or claim the next partitions
                 if not reads.open and not exhausted:
                     claimed = self._claim(run, visited)
@@ -206,7 +232,7 @@ class PartitionDrain:
         self._claimed_at.update((h.partition, h.update_time) for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
         for h in claimed:
-            if self._holds_failed and (self._anything_held or self._held_since_counted(h)):
+            if self._holds_failed and (self._more_held or self._held_since_counted(h)):
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
         return claimed

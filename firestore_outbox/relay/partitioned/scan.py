@@ -134,14 +134,22 @@ def heal_unpartitioned(
     return Healed(missing, healed, parked, refused)
 
 
+def needs_heal(data: dict[str, Any], partitions: int) -> bool:
+    """Whether an open event's fields keep it out of the partition queries."""
+    return not (_has_partition(data, partitions) and isinstance(data.get(SEQUENCE), int))
+
+
+def _has_partition(data: dict[str, Any], partitions: int) -> bool:
+    stored = data.get(PARTITION)
+    return isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored < partitions
+
+
 def _heal(document: Found, partitions: int) -> Change | None:
     data = document.to_dict() or {}
-    stored = data.get(PARTITION)
-    has_partition = (
-        isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored < partitions
-    )
-    if has_partition and isinstance(data.get(SEQUENCE), int):
+    if not needs_heal(data, partitions):
         return None
+    stored = data.get(PARTITION)
+    has_partition = _has_partition(data, partitions)
     try:
         event = OutboxEvent.from_document(document.id, data)
     except PoisonEvent as exc:  # it could never be sent: parked now, with its reason

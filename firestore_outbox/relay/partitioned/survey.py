@@ -1,7 +1,13 @@
 """What a partitioned run looks at before it claims anything, at a cost that does not grow
-with the backlog: how many events are open (all an idle outbox costs), which of them need
-healing (`firestore_outbox.relay.partitioned.scan`), whether any aggregate is held, and, when few
-events are open, which partitions have none (so they are not claimed for nothing)."""
+with the backlog: one read of a few open events (all an idle outbox costs; with few events
+open, which partitions have none, so they are not claimed for nothing), whether any of those
+need healing (`firestore_outbox.relay.partitioned.scan`), and whether any aggregate is held.
+
+Nothing here counts the backlog: a run delivers from its first page before anything that
+costs reads or time in proportion to it. With a backlog, whether events elsewhere need
+healing, and how many more invocations to start, are found beside the drain once its first
+page is out (`after_first_page`), by counts the fan-out bounds.
+"""
 
 from __future__ import annotations
 
@@ -12,68 +18,98 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from firestore_outbox.fields import STATUS
+from firestore_outbox.fields import AGGREGATE_ID, STATUS
+from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
-from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION
-from firestore_outbox.relay.partitioned.scan import OPEN, heal_unpartitioned
+from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE
+from firestore_outbox.relay.partitioned.scan import OPEN, Healed, heal_unpartitioned, needs_heal
 from firestore_outbox.relay.partitioned.settings import FailedHead
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.fan_out import FanOut
     from firestore_outbox.relay.store import LeaseStore
 
-# Documents read per run to find events without a partition (only when the counts differ).
+# Documents read per run to find events without a partition.
 HEAL_SCAN_LIMIT = 1000
+# Held events read per run: more than this many held at once is an outage to fix.
+HELD_READ_LIMIT = 1000
 
 
 @dataclass(frozen=True)
 class Survey:
-    """Open events (0: nothing to do), whether any aggregate is held, and the partitions
-    known to have no open event."""
+    """Open events seen (0: nothing to do; `backlog`: at least as many as were read),
+    the aggregates held, and the partitions known to have no open event."""
 
     open_events: int
-    anything_held: bool = False
+    held: list[str] = field(default_factory=list)  # aggregates held, wherever their head is
+    more_held: bool = False  # more than HELD_READ_LIMIT events hold: look per partition too
     empty: set[int] = field(default_factory=set)
-    # When held events were counted (None: not counted, nothing holds with this config).
+    # When held events were looked for (None: not looked for, nothing holds with this config).
     held_counted_at: datetime.datetime | None = None
+    # More open events than the survey read: healing elsewhere is looked for beside the drain.
+    backlog: bool = False
 
 
 def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Survey:
-    """Count, heal and look (see the module docstring); counts what it healed into `tally`.
-    The first count is also the run's first reading of Firestore's clock."""
-    open_count, read_time = store.count_at(_open(store), None)
-    if not open_count:
+    """Look, and heal what the look found (see the module docstring); counts what it healed
+    into `tally`. The first read is also the run's first reading of Firestore's clock."""
+    limit = 2 * config.partitions
+    seen, _ = store.run_at(_open(store).select([PARTITION, SEQUENCE]).limit(limit))
+    if not seen:
         return Survey(0)
-    found = heal_unpartitioned(
-        store, config.partitions, scan_limit=HEAL_SCAN_LIMIT, counted=(open_count, read_time)
-    )
+    backlog = len(seen) >= limit
+    healing = any(needs_heal(d.to_dict() or {}, config.partitions) for d in seen)
+    if healing:
+        _tally_heal(tally, heal_unpartitioned(store, config.partitions, scan_limit=HEAL_SCAN_LIMIT))
+    held: list[str] = []
+    held_at, more_held = None, False
+    if config.ordered and config.failed_head is FailedHead.HOLD:
+        # A hold is its aggregate's wherever its event lies: read from the whole collection,
+        # not per partition claimed (with another RELAY_PARTITIONS, the head a hold waits
+        # for lies in a partition its aggregate's events no longer go to).
+        found, held_at = store.run_at(
+            store.collection.where(filter=FieldFilter(HELD, "==", True))
+            .select([AGGREGATE_ID])
+            .limit(HELD_READ_LIMIT)
+        )
+        held = [str(d.get(AGGREGATE_ID)) for d in found]
+        more_held = len(found) >= HELD_READ_LIMIT
+    # With a backlog most partitions have some; else the read saw every open event (and
+    # where it lies, unless it was just healed into a partition).
+    empty: set[int] = set()
+    if not (backlog or healing):
+        empty = set(range(config.partitions)) - {d.get(PARTITION) for d in seen}
+    return Survey(len(seen), held, more_held, empty, held_at, backlog)
+
+
+def after_first_page(
+    store: LeaseStore,
+    config: RelayConfig,
+    looked: Survey,
+    tally: Counter[str],
+    fan_out: FanOut | None,
+    instance: str,
+) -> None:
+    """What a backlog calls for once the drain has its first page: more invocations (a count
+    bounded by what they can take), and healing events the survey's read did not see."""
+    if fan_out is not None:
+        room = min(config.fan_out_max, config.partitions)
+        cap = config.fan_out_events * (room + 1)
+        open_count, _ = store.count_at(_open(store).limit(cap), None)
+        if more := wanted(open_count, config):
+            tally["fannedOut"] += fan_out.start(more, instance)
+    if looked.backlog:
+        _tally_heal(tally, heal_unpartitioned(store, config.partitions, scan_limit=HEAL_SCAN_LIMIT))
+
+
+def _tally_heal(tally: Counter[str], found: Healed) -> None:
     tally["unscheduled"] += found.missing
     tally["healed"] += found.healed
     tally["poisoned"] += found.parked
     tally["failed"] += found.parked
     for event_id, written in found.refused:  # a heal that would pass 1 MiB, say
         count_refused(tally, event_id, 0, written, "heal")
-    held, held_at = False, None
-    if config.ordered and config.failed_head is FailedHead.HOLD:
-        # One read here instead of a query per partition drained.
-        count, held_at = store.count_at(
-            store.collection.where(filter=FieldFilter(HELD, "==", True)), None
-        )
-        held = count > 0
-    return Survey(open_count, held, _empty_partitions(store, config, open_count), held_at)
-
-
-def _empty_partitions(store: LeaseStore, config: RelayConfig, open_count: int) -> set[int]:
-    """With a few open events (follow mode, a quiet timer tick), the partitions that have
-    none, from one query reading just their `partition` (a read per event, at most two per
-    partition): cheaper than claiming and releasing every partition (two writes each)."""
-    limit = 2 * config.partitions
-    if open_count >= limit:
-        return set()  # a backlog: most partitions have some
-    found = store.run(_open(store).select([PARTITION]).limit(limit))
-    if len(found) >= limit:
-        return set()  # more came meanwhile
-    return set(range(config.partitions)) - {d.get(PARTITION) for d in found}
 
 
 def _open(store: LeaseStore) -> Any:

@@ -19,6 +19,7 @@ import math
 import queue
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from types import TracebackType
@@ -36,6 +37,7 @@ from firestore_outbox.relay.settling.writes import write_settles
 from firestore_outbox.relay.store import LeaseStore
 
 _STOP = None
+_WAKE_SECONDS = 0.1  # how often a publish waiting for settles looks whether the settler stopped
 
 
 class Settler:
@@ -71,6 +73,11 @@ class Settler:
             queue.SimpleQueue()
         )
         self._error: BaseException | None = None
+        # Set while settles are not landing: nothing more is published that could not be
+        # settled (each such delivery would be a redelivery later).
+        self._stalled = threading.Event()
+        self._flowing = threading.Event()  # the opposite, to wait on
+        self._flowing.set()
         self._thread = threading.Thread(target=self._run, name="relay-settle", daemon=True)
 
     def __enter__(self) -> Settler:
@@ -88,6 +95,30 @@ class Settler:
     def put(self, lease: Lease, result: PublishResult | None) -> None:
         """Hand over a publish's `result` (None: never sent) for the next group commit."""
         self._queue.put((lease, result))
+
+    @property
+    def stalled(self) -> bool:
+        """Whether the last settle write failed (or the settler stopped): publish nothing."""
+        return self._stalled.is_set()
+
+    def wait_flowing(self, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for settles to land again; whether they do (never
+        once the settler has stopped)."""
+        end = time.monotonic() + timeout
+        while self._error is None:
+            if self._flowing.wait(max(0.0, min(_WAKE_SECONDS, end - time.monotonic()))):
+                return self._error is None
+            if time.monotonic() >= end:
+                return False
+        return False
+
+    def _landing(self, landed: bool) -> None:
+        if landed and self._error is None:
+            self._stalled.clear()
+            self._flowing.set()
+        else:
+            self._flowing.clear()
+            self._stalled.set()
 
     @property
     def error(self) -> BaseException | None:
@@ -123,10 +154,21 @@ class Settler:
                 if self._error is None:
                     pace(self._ramp, len(items), self._deadline)  # RELAY_RAMP=on
                     self._settle(items)
+                else:
+                    self._unsettled(items)
             except BaseException as exc:  # raised by close(), in the relay's own thread
                 self._error = exc
+                self._landing(False)
             finally:
                 self._done(len(items))
+
+    def _unsettled(self, items: list[tuple[Lease, PublishResult | None]]) -> None:
+        """After the settler stopped: what was sent, or leased by a write, stays unsettled
+        (delivered again later); what was neither is released."""
+        for lease, result in items:
+            kind = "released" if lease.one_write and result is None else "unsettled"
+            self.tally[kind] += 1
+            self._told(lease, kind, None)
 
     def _settle(self, items: list[tuple[Lease, PublishResult | None]]) -> None:
         # Firestore's time, never early: a retry's nextAttemptAt and expireAt count from it.
@@ -153,6 +195,7 @@ class Settler:
             instance=self._instance,
             rng=self._rng,
             tally=self.tally,
+            landing=self._landing,
         )
         for (lease, _), kind, written in zip(items, kinds, outcomes, strict=True):
             count_settled(self.tally, lease, kind, written)

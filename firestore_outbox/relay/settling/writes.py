@@ -16,6 +16,7 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 
 from firestore_outbox.fields import PROCESSING_INSTANCE_ID
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
@@ -32,12 +33,14 @@ def write_settles(
     instance: str,
     rng: random.Random,
     tally: Counter[str],
+    landing: Callable[[bool], None] = lambda _: None,
 ) -> tuple[list[Written | None], Exception | None]:
     """Every change's outcome (None: not settled in time), retrying transient failures
     with backoff until `deadline` (monotonic; with none, for one `lock_timeout`), and the
     error of the last failed call when time ran out first (None if there was none): the
     caller raises it after counting. `instance` is the relay's `processingInstanceId`,
-    which names its settles; retries and read-backs are counted into `tally`."""
+    which names its settles; retries and read-backs are counted into `tally`. `landing`
+    hears after each call whether it landed (False: Firestore failed it)."""
     if math.isinf(deadline):
         deadline = time.monotonic() + lock_timeout
     written: list[Written | None] = [None] * len(changes)
@@ -53,6 +56,7 @@ def write_settles(
                 written[n] = result
         except TRANSIENT_ERRORS as exc:
             error = exc
+        landing(error is None)
         todo = [n for n in todo if (w := written[n]) is None or w.transient]
         pause = backoff_pause(attempt, rng)
         if not todo:
