@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,18 +114,3 @@ def serving(
     finally:
         server.close()
         thread.join(timeout=10)
-
-
-def png_colours(path: Path) -> int:
-    """How many distinct byte values the image's pixel rows hold: a blank page has 2 or 3
-    (the row filter and white), a rendered one hundreds. No imaging library needed."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
-    chunks, at = [], 8
-    while at < len(data):
-        length = int.from_bytes(data[at : at + 4], "big")
-        kind = data[at + 4 : at + 8]
-        if kind == b"IDAT":
-            chunks.append(data[at + 8 : at + 8 + length])
-        at += 12 + length
-    return len(set(zlib.decompress(b"".join(chunks))))

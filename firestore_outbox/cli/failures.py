@@ -12,7 +12,7 @@ Firestore is 2 when a commit reports it (`CommitOutcomeUnknown`) and 1 when a re
 | `OutboxError` (see below) | 2 |
 | a Firestore error that reaches the command as it is (unreachable on a read, or it refused) | 1 |
 | an `OSError` (a connection refused, a file unreadable) | 1 |
-| Ctrl-C (`KeyboardInterrupt`) | 130 (128 + SIGINT, as shells report it) |
+| Ctrl-C (`KeyboardInterrupt`), or a failure raised while unwinding from it | 130 (128 + SIGINT) |
 | anything else (a bug) | 1, with its class, and a hint to run with `--debug` |
 
 `OutboxError` covers bad configuration or input, a commit refused, a commit Firestore did not
@@ -65,11 +65,13 @@ def run_guarded(
     try:
         return command()
     except KeyboardInterrupt:
-        if debug:
-            _print_traceback(secrets)
-        print("error: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
+        return _interrupted(debug, secrets)
     except Exception as exc:  # every failure, a bug's too, ends the same way
+        if _raised_by_interrupt(exc):
+            # Ctrl-C can land between two statements of a dependency's cleanup (CPython's
+            # `Condition.wait` releases its lock, then the signal arrives before its `try`):
+            # the `with` around it then fails with "release unlocked lock". Still Ctrl-C.
+            return _interrupted(debug, secrets)
         code, message = describe(exc, _quietly(settings))
         if debug:
             _print_traceback(secrets)
@@ -98,6 +100,25 @@ def describe(exc: Exception, settings: Settings | None) -> tuple[int, str]:
     if isinstance(exc, OSError):
         return 1, exc.strerror if exc.strerror and not exc.filename else str(exc)
     return 1, f"{type(exc).__name__}: {exc}"
+
+
+def _interrupted(debug: bool, secrets: Callable[[], Iterable[str]]) -> int:
+    if debug:
+        _print_traceback(secrets)
+    print("error: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
+
+
+def _raised_by_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` was raised while a `KeyboardInterrupt` was being handled or unwound."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _is_bug(exc: Exception) -> bool:

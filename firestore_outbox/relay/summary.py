@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import enum
-import functools
 import logging
 import time
 from collections import Counter
@@ -136,14 +135,14 @@ class RunSummary(Mapping[str, Any]):
         """The summary of a run whose counts are in `tally` (by JSON name)."""
         counts = {attribute: int(tally.get(name, 0)) for name, attribute in _COUNTS.items()}
         return cls(
-            status,
-            stopped_by,
-            instance_id,
-            duration_ms,
-            error,
-            channel,
-            waiting_for,
-            mode_until,
+            status=status,
+            stopped_by=stopped_by,
+            instance_id=instance_id,
+            duration_ms=duration_ms,
+            error=error,
+            channel=channel,
+            waiting_for=waiting_for,
+            mode_until=mode_until,
             **counts,
         )
 
@@ -160,7 +159,7 @@ class RunSummary(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._json)
 
-    @functools.cached_property
+    @property
     def ok(self) -> bool:
         """True unless a Firestore error ended the run."""
         return self.status is RunStatus.OK

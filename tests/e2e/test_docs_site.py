@@ -8,37 +8,21 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import shutil
-import struct
 import subprocess
 import sys
 import threading
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import firestore_outbox
+from tests.browser import chromium, png_colours
 from tests.unit.test_docs import variables_read_by_the_code
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    # Nothing may leave the machine: every name but localhost's resolves to nothing.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
-    "--window-size=1280,1000",
-)
+# Nothing may leave the machine: every name but localhost's resolves to nothing.
+OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"
 
 
 @pytest.fixture(scope="module")
@@ -99,21 +83,10 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def test_a_page_renders_navigation_and_a_diagram_offline(served: str, tmp_path: Path) -> None:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        pytest.skip(
-            "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
-        )
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
+    performance = {"goog:loggingPrefs": {"performance": "ALL"}}
+    with chromium(OFFLINE, "--window-size=1280,1000", capabilities=performance) as driver:
         driver.set_page_load_timeout(60)
         driver.get(f"{served}/concepts/relay/")
         # The theme replaces the diagram's source with a rendered one (a closed shadow root).
@@ -136,8 +109,6 @@ def test_a_page_renders_navigation_and_a_diagram_offline(served: str, tmp_path: 
             for entry in driver.get_log("performance")
             if '"Network.requestWillBeSent"' in entry["message"]
         ]
-    finally:
-        driver.quit()
     # The browser's own chrome:// pages are not the network; every http(s) or ws(s) request is.
     network = [url for url in requested if url.startswith(("http:", "https:", "ws:", "wss:"))]
     outside = [url for url in network if not url.startswith(served)]
@@ -146,43 +117,3 @@ def test_a_page_renders_navigation_and_a_diagram_offline(served: str, tmp_path: 
     for png in (shot, page_shot):
         colours, inked = png_colours(png)
         assert colours >= 3 and inked > 0.01, f"blank screenshot: {colours} colours, {inked:.1%}"
-
-
-def png_colours(png: bytes) -> tuple[int, float]:
-    """Distinct colours in an 8-bit RGB(A) PNG, and the share of pixels unlike the corner's."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, width = 8, b"", 0
-    channels = 4
-    while pos < len(png):
-        (length,) = struct.unpack(">I", png[pos : pos + 4])
-        kind, data = png[pos + 4 : pos + 8], png[pos + 8 : pos + 8 + length]
-        if kind == b"IHDR":
-            width, _, depth, colour_type = struct.unpack(">IIBB", data[:10])
-            assert depth == 8 and colour_type in (2, 6)
-            channels = 3 if colour_type == 2 else 4
-        elif kind == b"IDAT":
-            idat += data
-        pos += 12 + length
-    raw, stride = zlib.decompress(idat), width * channels
-    rows, previous = [], bytearray(stride)
-    for start in range(0, len(raw), stride + 1):
-        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up, corner = previous[i], previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + up) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif kind == 4:
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                near = left if pa <= pb and pa <= pc else up if pb <= pc else corner
-                line[i] = (line[i] + near) & 0xFF
-        rows.append(bytes(line))
-        previous = line
-    pixels = [row[i : i + channels] for row in rows for i in range(0, stride, channels)]
-    background = pixels[0]
-    return len(set(pixels)), sum(p != background for p in pixels) / len(pixels)

@@ -70,7 +70,11 @@ def test_a_partitioned_follower_keeps_a_broken_channel_alone_through_new_events(
                 if events(caplog, "relay.channel_broken"):
                     break
                 threading.Event().wait(0.1)
-            assert len(downstream.wait_for(3, timeout=20)) == 3
+            # Three in a row open the breaker; how many were sent before depends on how the
+            # three commits fell into the follower's runs (one handed back by a run that saw
+            # only it is sent again by the next), so the count is taken, not assumed.
+            before = len(downstream.wait_for(3, timeout=20))
+            assert events(caplog, "relay.channel_broken")
             watch = query.on_snapshot(count_pending)
             try:
                 add_orders(db, settings, 4)  # each one changes the follower's window
@@ -79,7 +83,7 @@ def test_a_partitioned_follower_keeps_a_broken_channel_alone_through_new_events(
             finally:
                 watch.unsubscribe()
         sent = len(downstream.received)
-    assert sent == 3, "the broken channel was sent to again"
+    assert sent == before, "the broken channel was sent to again"
     assert len(events(caplog, "relay.channel_broken")) == 1
     assert summary["processed"] == 0 and summary["failed"] == 0, summary
     assert {(e["status"], e["attempts"]) for e in outbox(db, settings).values()} == {("PENDING", 0)}

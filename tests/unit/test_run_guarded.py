@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from firestore_outbox.cli.failures import EXIT_INTERRUPTED, CommandFailed, run_guarded
@@ -48,3 +50,34 @@ def test_a_bug_is_one_masked_line_with_a_hint_and_debug_adds_the_traceback(
 def test_a_command_that_succeeds_is_left_alone(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_guarded(lambda: 0) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_failure_raised_while_unwinding_from_ctrl_c_is_still_an_interrupt(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # What CI saw from `outbox status` on Ctrl-C: the signal landed inside CPython's
+    # `Condition.wait` after it had released its lock, and the `with` around it then raised
+    # "release unlocked lock" with the KeyboardInterrupt as its context.
+    lock = threading.Lock()
+
+    def unwinding() -> int:
+        try:
+            raise KeyboardInterrupt
+        finally:
+            lock.release()  # RuntimeError: release unlocked lock
+
+    assert run_guarded(unwinding) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err.splitlines() == ["error: interrupted"]
+
+
+def test_a_bug_with_no_interrupt_behind_it_stays_a_bug(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def chained() -> int:
+        try:
+            raise ValueError("first")
+        except ValueError as exc:
+            raise RuntimeError("second") from exc
+
+    assert run_guarded(chained) == 1
+    assert capsys.readouterr().err.startswith("error: RuntimeError: second")
