@@ -53,3 +53,11 @@ def test_the_http_body_is_an_event_the_relay_handler_reads_back() -> None:
 )
 def test_only_a_nudge_names_partitions(trigger: object, partitions: list[int] | None) -> None:
     assert nudged_partitions(trigger) == partitions
+
+
+def test_the_interval_after_a_nudge_stretches_with_the_commits_it_carried() -> None:
+    from firestore_outbox.nudge.sender import MAX_STRETCH, stretch
+
+    assert stretch(1) == stretch(4) == 1.0  # a few commits: no more wait than configured
+    assert stretch(8) == 2.0
+    assert stretch(1000) == MAX_STRETCH  # a busy producer: a few invocations a second

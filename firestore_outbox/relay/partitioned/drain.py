@@ -32,6 +32,7 @@ from firestore_outbox.relay.partitioned.aggregates import Aggregates
 from firestore_outbox.relay.partitioned.head_sender import HeadSender
 from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.nudged import NudgedStart, start_nudged
 from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.recheck import recheck
 from firestore_outbox.relay.partitioned.scan import held_events
@@ -98,6 +99,8 @@ class PartitionDrain:
 
     def run(self, run: Pipeline) -> StopReason:
         """Drain until every partition was visited or a stop; returns why it stopped."""
+        if self._only is not None and run.ramp is None:
+            return self._run_nudged(run)
         tally = run.tally
         looked = survey(self._store, self._config, tally)
         if not looked.open_events:
@@ -130,6 +133,35 @@ class PartitionDrain:
                 self._release(held, list(held), unsettled_too=True)
                 self._start_after_first_page().result()  # its Firestore error ends the run
 
+    def _run_nudged(self, run: Pipeline) -> StopReason:
+        """A nudge's run: its partitions only, started in two round trips (`nudged`)."""
+        held: dict[int, HeldPartition] = {}
+        try:
+            with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
+                start = start_nudged(
+                    self._store,
+                    self._leases,
+                    self._only or (),
+                    instance=run.instance,
+                    page_size=self._config.batch_size,
+                    take_mode=self._take_mode,
+                    read_held=self._holds_failed,
+                    claimed=lambda taken: held.update((h.partition, h) for h in taken),
+                )
+                if not start.mode_ok:
+                    return StopReason.MODE
+                if not held:
+                    return StopReason.DRAINED
+                self._started = self._store.clock.latest()
+                self._more_held, self._held_counted_at = start.more_held, start.held_at
+                self.aggregates.block(start.held)
+                self._note_claimed(run, list(held.values()))
+                visited = set(range(self._config.partitions))  # nothing more is claimed
+                return self._drain(run, held, visited, pages, first=start)
+        finally:
+            self._settled(run)
+            self._release(held, list(held), unsettled_too=True)
+
     def _start_after_first_page(self) -> Future[None]:
         if self._after is None:
             self._after = self._after_first_page()
@@ -141,6 +173,8 @@ class PartitionDrain:
         held: dict[int, HeldPartition],
         visited: set[int],
         pages: ThreadPoolExecutor,
+        *,
+        first: NudgedStart | None = None,
     ) -> StopReason:
         """Claim, read and deliver in one loop, so that no round trip waits for another it
         does not need: the pages of the partitions held are read at once; the next
@@ -148,6 +182,10 @@ class PartitionDrain:
         their last events are still being published); a partition is released as soon as
         every event read from it is settled. `held` is kept up to date for the caller."""
         reads = PageReads(self._store, self.aggregates, pages, self._config.batch_size)
+        if first is not None:  # a nudge's: its first pages read before the claim
+            for partition, page in first.pages.items():
+                reads.feed(run, partition, page)
+            reads.start(first.stale)
         exhausted = False
 
         def more() -> bool:  # anything left to read or claim
@@ -229,13 +267,18 @@ class PartitionDrain:
             drained_since=self._started,
         )
         visited.update(h.partition for h in claimed)
+        self._note_claimed(run, claimed)
+        return claimed
+
+    def _note_claimed(self, run: Pipeline, claimed: list[HeldPartition]) -> None:
+        """Count `claimed`, and block the aggregates held there that the run's look at
+        held events may have missed (`_held_since_counted`)."""
         self._claimed_at.update((h.partition, h.update_time) for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
         for h in claimed:
             if self._holds_failed and (self._more_held or self._held_since_counted(h)):
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
-        return claimed
 
     def _held_since_counted(self, held: HeldPartition) -> bool:
         """Whether another holder may have held an aggregate in `held`'s partition after
