@@ -4,7 +4,8 @@ downstream received the event) of a steady stream of commits, every Firestore ro
 
 - `timer`: only the Function Compute timer (an invocation every `--timer-seconds`);
 - `fc3`: a nudge per commit through FC 3.0's async invoke (a local server that checks the
-  signature and runs the relay handler in a new process per invocation), and the timer;
+  signature and runs each invocation on an idle warm instance, or starts a new one: a cold
+  start, counted), and the timer;
 - `fc3-dropped`: every nudge refused (100% dropped): the timer alone must deliver all;
 - `process`: a nudge per commit drained in the committing process, and the timer;
 - `follow`: `outbox relay --follow` in a process of its own.
@@ -92,12 +93,16 @@ def _run_mode(mode: str, rate: float, args: argparse.Namespace, emulator: str) -
             "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
             "OUTBOX_NUDGE": {"timer": "off", "follow": "off"}.get(mode, mode.split("-")[0]),
         }
-        function = RelayFunction(env, refuse_nudges=mode == "fc3-dropped")
+        function = RelayFunction(
+            env, refuse_nudges=mode == "fc3-dropped", max_instances=args.max_instances
+        )
         with Receiver(function) as fc:
             env.update(function.caller_environment(fc.url))
-            function.start(timer_event())  # the runtime warm (forkserver), the leases made
+            function.start(timer_event())  # one instance warm, the leases made
             function.wait()
-            function.invocations = 0
+            function.warm(args.instances)
+            function.invocations = function.cold_starts = 0
+            function.durations.clear()
             try:
                 return _stream(mode, rate, args, settings, env, function, downstream)
             finally:
@@ -203,7 +208,7 @@ def _stream(
         f"  {mode:12} {rate:>5g}/s: p50 {result['p50']} ms  p95 {result['p95']}  p99 "
         f"{result['p99']}  lost {result['lost']}  out of order {result['outOfOrder']}  "
         f"extra invocations/event {result['extraInvocationsPerEvent']}  "
-        f"commit p50 {result['commitP50']} ms",
+        f"commit p50 {result['commitP50']} ms  cold starts {function.cold_starts}",
         flush=True,
     )
     db.close()
@@ -226,6 +231,12 @@ def main() -> None:
         "--delay-ms", type=float, default=20.0, help="each way: +40 ms a round trip"
     )
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument(
+        "--instances", type=int, default=4, help="relay instances kept warm (FC's minimum)"
+    )
+    parser.add_argument(
+        "--max-instances", type=int, default=8, help="the relay function's instance limit"
+    )
     parser.add_argument("--out", default=str(HERE / "results" / "nudge.json"))
     parser.add_argument(
         "--plot", default=str(HERE.parent / "docs" / "images" / "nudge-latency.svg")
