@@ -15,6 +15,7 @@ from typing import Any
 import requests
 from google.cloud.firestore import FieldFilter
 
+from app.demo_fast_path import show_fast_path
 from app.order_counter import OrderCounter, ReceiverConfig
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
@@ -54,15 +55,15 @@ def run_demo(settings: Settings) -> int:
         ]
 
         print("\n1. An order and its OrderCreated event, committed in one batch:")
-        with FirestoreUnitOfWork(db, settings) as uow:
+        with FirestoreUnitOfWork(db, settings, nudger=False) as uow:
             first = create_new_order("customer-7", items, uow)
         print(f"   order {first}")
 
         print("\n2. With an idempotency key, then the same call again (a client retry):")
         key = f"checkout-7-{run_id}"
-        with FirestoreUnitOfWork(db, settings) as uow:
+        with FirestoreUnitOfWork(db, settings, nudger=False) as uow:
             second = create_new_order("customer-7", items[:1], uow, idempotency_key=key)
-        with FirestoreUnitOfWork(db, settings) as retry:
+        with FirestoreUnitOfWork(db, settings, nudger=False) as retry:
             again = create_new_order("customer-7", items[:1], retry, idempotency_key=key)
         print(f"   first call: order {second}; retry: order {again}, replayed={retry.replayed}")
 
@@ -101,8 +102,12 @@ def run_demo(settings: Settings) -> int:
         rerun = _invoke_relay_handler(settings, downstream.url, signing_secret)
         print(f"   the next timer run finds nothing due: processed={rerun['processed']}")
         _show_consumer(db, downstream, receiver_config.counts_collection)
+        fast = show_fast_path(db, settings, downstream)
     if summary["status"] != "ok" or summary["processed"] != 2:
         print(f"error: the relay did not deliver both events: {summary}")
+        return 1
+    if fast is None:
+        print("error: the nudged order was not delivered")
         return 1
     return 0
 
@@ -159,7 +164,7 @@ def _show_rejection(
     db: Any, settings: Settings, customer: str, items: list[dict[str, Any]], key: str | None = None
 ) -> None:
     try:
-        with FirestoreUnitOfWork(db, settings) as uow:
+        with FirestoreUnitOfWork(db, settings, nudger=False) as uow:
             create_new_order(customer, items, uow, idempotency_key=key)
     except OutboxError as exc:
         print(f"   {type(exc).__name__}: {exc}")

@@ -13,6 +13,8 @@ from firestore_outbox.producer.uow import FirestoreUnitOfWork as _LibraryUnitOfW
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
+    from firestore_outbox.nudge import Nudger
+
 __all__ = ["FirestoreUnitOfWork"]
 
 
@@ -26,7 +28,10 @@ class FirestoreUnitOfWork(_LibraryUnitOfWork):
         *,
         max_writes: int = MAX_WRITES_PER_BATCH,
         max_batch_bytes: int | None = None,
+        nudger: Nudger | bool = True,
     ) -> None:
         settings = settings or default_settings()
-        super().__init__(db, settings, max_writes=max_writes, max_batch_bytes=max_batch_bytes)
+        super().__init__(
+            db, settings, max_writes=max_writes, max_batch_bytes=max_batch_bytes, nudger=nudger
+        )
         self.orders = OrderRepository(db, settings.orders_collection, uow=self)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
     from firestore_outbox.firestore.client import get_db_client
     from firestore_outbox.idempotency import IdempotencyASGIMiddleware, IdempotencyMiddleware
+    from firestore_outbox.nudge import Nudger, nudger_for
     from firestore_outbox.producer.repository import OutboxRepository
     from firestore_outbox.producer.uow import FirestoreUnitOfWork
     from firestore_outbox.publishers.amqp.settings import AmqpSettings
@@ -85,6 +86,8 @@ _LAZY = {
     "get_db_client": "firestore_outbox.firestore.client",
     "IdempotencyASGIMiddleware": "firestore_outbox.idempotency",
     "IdempotencyMiddleware": "firestore_outbox.idempotency",
+    "Nudger": "firestore_outbox.nudge",
+    "nudger_for": "firestore_outbox.nudge",
     "OutboxRepository": "firestore_outbox.producer.repository",
     "FirestoreUnitOfWork": "firestore_outbox.producer.uow",
     "Delivery": "firestore_outbox.publishers.base",
@@ -139,6 +142,7 @@ __all__ = [
     "InvalidSignature",
     "MalformedDelivery",
     "MnsSettings",
+    "Nudger",
     "OutboxError",
     "OutboxRepository",
     "Outcome",
@@ -160,6 +164,7 @@ __all__ = [
     "get_db_client",
     "load_relay_config",
     "load_settings",
+    "nudger_for",
     "verify_event",
     "verify_request",
 ]

@@ -18,6 +18,7 @@ from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import ConfigError, OutboxError
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.nudge.wire import nudged_partitions
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.observability.telemetry import configure_telemetry, flush
@@ -82,11 +83,15 @@ def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str,
         }
         log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
     else:
+        nudged = nudged_partitions(trigger)  # a producer's nudge: its partitions only
         summary = relay.run(
             time_budget=_time_budget(context, relay.config),
             instance_id=request_id,
-            fan_out=not is_fan_out(trigger),  # a fanned-out invocation starts no more
+            fan_out=not is_fan_out(trigger) and nudged is None,  # neither starts more
+            partitions=nudged,
         ).to_json()
+        if nudged is not None:
+            summary["nudged"] = nudged
     summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
     log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
     return summary

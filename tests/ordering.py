@@ -13,6 +13,7 @@ from google.cloud import firestore
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.nudge import Nudger
 
 
 class Sequences:
@@ -76,14 +77,15 @@ def add_sequences(
     aggregates: int,
     batches: int,
     per_batch: int,
+    nudger: Nudger | bool = False,
 ) -> None:
     """Every aggregate gets `batches` units of work of `per_batch` events, interleaved with
     the other aggregates' (each also carries the next aggregate's next event); `counts` holds
-    each aggregate's next number and is brought up to date."""
+    each aggregate's next number and is brought up to date. `nudger`: the units of work's."""
     names = [f"agg-{n}" for n in range(aggregates)]
     for _ in range(batches):
         for n, name in enumerate(names):
-            with FirestoreUnitOfWork(db, settings) as uow:
+            with FirestoreUnitOfWork(db, settings, nudger=nudger) as uow:
                 for owner in [name] * per_batch + [names[(n + 1) % aggregates]]:
                     counts.setdefault(owner, 0)
                     payload = {"aggregate": owner, "seq": counts[owner]}

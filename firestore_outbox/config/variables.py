@@ -424,6 +424,26 @@ VARIABLES: tuple[Variable, ...] = (
         ),
     ),
     Variable(
+        "`OUTBOX_NUDGE`",
+        "`off`",
+        (
+            "the fast path ([the fast path](../concepts/fast-path.md)): after a commit of "
+            "outbox events, nudge the relay: `fc3` (async `InvokeFunction` of the relay "
+            "function, fan-out's `RELAY_FAN_OUT_ENDPOINT`/`_FUNCTION` and AccessKey), `http` "
+            "(POST to `OUTBOX_NUDGE_URL`), `process` (drain in the committing process); never "
+            "fails or slows a commit. Set it on the relay function too: a relay with nudges "
+            "on reads each partition it releases once more (one read)"
+        ),
+    ),
+    Variable(
+        "`OUTBOX_NUDGE_URL`",
+        "none (`OUTBOX_NUDGE=http` needs it)",
+        (
+            "where `OUTBOX_NUDGE=http` POSTs its nudge: a JSON body the relay handler accepts "
+            "as its event (a relay behind an HTTP trigger)"
+        ),
+    ),
+    Variable(
         "`OUTBOX_CONSOLE_TOKEN`",
         "unset",
         (

@@ -21,6 +21,7 @@ from firestore_outbox.firestore.limits import (
     document_size,
 )
 from firestore_outbox.firestore.raw import emulator_host
+from firestore_outbox.nudge import Nudger, nudge_committed
 from firestore_outbox.producer.batch import Write, build_batch, request_size
 from firestore_outbox.producer.commits import COMMIT_TOKEN_FIELD, Landing, send
 from firestore_outbox.producer.repository import OutboxRepository
@@ -49,6 +50,10 @@ class FirestoreUnitOfWork:
     more than `max_writes` writes as they are added, more than `max_batch_bytes` of encoded
     request at commit (default 10 MiB, or 4 MiB when `db` talks to the emulator).
 
+    After a commit that wrote outbox events, the relay is nudged to deliver them now when
+    `OUTBOX_NUDGE` says so (or through `nudger`; `False`: never). The nudge is queued for a
+    background sender: it never fails or slows the commit.
+
     Every document it creates carries its commit token (field `commitToken`), so that a commit
     whose answer was lost can be read back: see `firestore_outbox.producer.commits`. `commit()` then
     reports the batch committed, raises `CommitFailed` when nothing was written, or
@@ -62,6 +67,7 @@ class FirestoreUnitOfWork:
         *,
         max_writes: int = MAX_WRITES_PER_BATCH,
         max_batch_bytes: int | None = None,
+        nudger: Nudger | bool = True,
     ) -> None:
         settings = settings or default_settings()
         self.db = db
@@ -76,6 +82,8 @@ class FirestoreUnitOfWork:
         self._state = _State.OPEN
         self._replayed = False
         self._token = uuid.uuid4().hex
+        # True: the process's nudger for OUTBOX_NUDGE (firestore_outbox.nudge); False: none.
+        self._nudger = nudger
 
     def __enter__(self: _Self) -> _Self:
         self._ensure_open()
@@ -181,6 +189,8 @@ class FirestoreUnitOfWork:
             logger.info("batch of %d writes was already committed earlier", len(writes))
         self._state = _State.COMMITTED
         logger.debug("committed %d writes", len(writes))
+        if not self._replayed and self._nudger is not False:
+            nudge_committed(self._nudger, self.db, self._settings, writes)
 
     def _add(self, write: Write, headroom: int = 0) -> None:
         self._ensure_open()

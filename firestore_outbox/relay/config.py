@@ -48,6 +48,7 @@ class RelayConfig:
     default of `outbox purge`). `signing_secrets` come from `RELAY_SIGNING_SECRET`,
     comma-separated; each delivery is signed with every one of them. `publisher` is the one
     publisher's settings `RELAY_PUBLISHER` names (`firestore_outbox.publishers.registry`).
+    `recheck_released` is on when `OUTBOX_NUDGE` is not `off` (`firestore_outbox.nudge`).
     """
 
     publisher: PublisherSettings
@@ -69,6 +70,8 @@ class RelayConfig:
     # CHANNEL results in a row (the channel, not the event, is broken) that stop a run.
     breaker_threshold: int = 3
     event_source: str | None = None
+    # Nudges on: a partition released drained is read once more (`relay.partitioned.drain`).
+    recheck_released: bool = False
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -170,6 +173,7 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         ramp=RampSettings.from_environment(get),
         publisher=entry.settings.from_environment(get),
         event_source=get("RELAY_EVENT_SOURCE"),
+        recheck_released=(get("OUTBOX_NUDGE") or "off").lower() != "off",
         signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
         **read_numbers(get, _NUMBERS),
     )

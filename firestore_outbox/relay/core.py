@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -131,11 +131,13 @@ class Relay:
         instance_id: str | None = None,
         stop: threading.Event | None = None,
         fan_out: bool = False,
+        partitions: Collection[int] | None = None,
     ) -> RunSummary:
         """Drain due events for at most `time_budget` seconds (default and ceiling: the
         configured budget), or until `stop` is set (partition leases only: follow mode).
         `fan_out`: may start more invocations for a large backlog
-        (`firestore_outbox.relay.fan_out`).
+        (`firestore_outbox.relay.fan_out`). `partitions`: a nudge's (`firestore_outbox.nudge`);
+        only they are claimed (partition leases; under event leases the run drains as usual).
         Returns the summary; Firestore errors end the run with `status: error`, and whatever
         was leased and not settled is taken back later."""
         started = time.monotonic()
@@ -148,7 +150,9 @@ class Relay:
         # budget + Firestore timeout, the envelope the function's timeout is sized for.
         self._store.bound_until(deadline + self.config.firestore_timeout_seconds)
         try:
-            return self._run(started, budget, instance, stop=stop, fan_out=fan_out)
+            return self._run(
+                started, budget, instance, stop=stop, fan_out=fan_out, partitions=partitions
+            )
         finally:
             self._store.bound_until(None)
 
@@ -160,6 +164,7 @@ class Relay:
         *,
         stop: threading.Event | None,
         fan_out: bool,
+        partitions: Collection[int] | None,
     ) -> RunSummary:
         deadline = started + budget
         tally: Counter[str] = Counter()
@@ -199,8 +204,9 @@ class Relay:
                     self.config,
                     self._rng,
                     stop=stop,
-                    fan_out=self._fan_out() if fan_out else None,
+                    fan_out=self._fan_out() if fan_out and partitions is None else None,
                     take_mode=take_mode,
+                    only=partitions,
                 )
                 with self.pipeline(
                     deadline, instance, tally, on_settled=drain.aggregates.settled

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -49,13 +50,16 @@ def test_demo_on_a_running_emulator_writes_two_orders_and_relays_their_events(
     prefix = demo_prefix(result.stdout)
     orders = {doc.id: doc.to_dict() for doc in db.collection(f"{prefix}-orders").get()}
     events = [doc.to_dict() for doc in db.collection(f"{prefix}-outbox").get()]
-    assert len(orders) == 2
+    assert len(orders) == 3  # two delivered by the timer, the last by a nudge
     assert sorted(e["aggregateId"] for e in events) == sorted(orders)
     assert {(e["status"], e["attempts"]) for e in events} == {("PROCESSED", 1)}
     for order_id in orders:
         assert order_id in result.stdout
+    [nudged] = [k for k, o in orders.items() if o["customerId"] == "customer-8"]
+    assert re.search(rf"order {nudged}: delivered \d+ ms after its commit returned", result.stdout)
     for event in events:
-        assert f"received OrderCreated ce-id={event['eventId']}" in result.stdout
+        if event["aggregateId"] != nudged:
+            assert f"received OrderCreated ce-id={event['eventId']}" in result.stdout
     assert "status=ok processed=2 failed=0" in result.stdout
     assert "the next timer run finds nothing due: processed=0" in result.stdout
     # The reference receiver verified the signatures and counted each order once.

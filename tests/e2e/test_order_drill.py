@@ -17,6 +17,7 @@ from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.nudge import nudger_for
 from tests.e2e.drill import Fleet
 from tests.helpers import outbox, relay_environment
 from tests.ordering import Sequences, add_sequences
@@ -38,9 +39,17 @@ RELAY_VARIABLES = {
 }
 
 
+@pytest.mark.parametrize("nudges", [False, True], ids=["timer", "nudged"])
 def test_order_drill_every_aggregate_in_sequence_through_503s_slowness_and_kills(
-    db: firestore.Client, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    nudges: bool,
+    db: firestore.Client,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """With `nudges`, the batches written while the relays run are nudged too
+    (`OUTBOX_NUDGE=process`: drained in this process, which is never killed), and the
+    relay processes re-check what they release."""
     monkeypatch.setenv("RELAY_PARTITIONS", RELAY_VARIABLES["RELAY_PARTITIONS"])  # the writers'
     seed = int(os.environ.get("DRILL_SEED") or random.randrange(10**6))
     rng = random.Random(seed)
@@ -51,6 +60,9 @@ def test_order_drill_every_aggregate_in_sequence_through_503s_slowness_and_kills
     with Receiver(downstream) as receiver:
         base = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "RELAY_"))}
         env = {**base, **relay_environment(settings, receiver.url, **RELAY_VARIABLES)}
+        if nudges:
+            env["OUTBOX_NUDGE"] = "process"
+        nudger = nudger_for(db, settings, env) if nudges else None
         relays = Fleet("relay", {**env, "LOG_LEVEL": "WARNING"}, tmp_path)
         followers = Fleet("follow", {**env, "LOG_LEVEL": "WARNING"}, tmp_path)
         try:
@@ -64,7 +76,15 @@ def test_order_drill_every_aggregate_in_sequence_through_503s_slowness_and_kills
                     relays.start("relay")
                 if not more_written and now - started > 2:
                     # More batches while the relays run, after the first ones.
-                    add_sequences(db, settings, counts, aggregates=12, batches=2, per_batch=3)
+                    add_sequences(
+                        db,
+                        settings,
+                        counts,
+                        aggregates=12,
+                        batches=2,
+                        per_batch=3,
+                        nudger=nudger or False,
+                    )
                     more_written = True
                 if relays.killed < KILLS and now >= next_kill:
                     relays.kill_one(rng)
@@ -79,6 +99,8 @@ def test_order_drill_every_aggregate_in_sequence_through_503s_slowness_and_kills
         finally:
             relays.stop()
             followers.stop()
+            if nudger is not None:
+                nudger.close()
 
     report = {
         "seed": seed,
@@ -88,9 +110,12 @@ def test_order_drill_every_aggregate_in_sequence_through_503s_slowness_and_kills
         "duplicates": downstream.duplicates,
         "violations": downstream.violations,
         "seconds": round(time.monotonic() - started, 1),
+        "nudges": dict(nudger.counts) if nudger is not None else None,
     }
     print(f"order drill: {report}")
     assert downstream.violations == 0, report
+    if nudger is not None:
+        assert nudger.counts["sent"] > 0, report  # the nudged runs did run
     assert dict(downstream.applied) == counts, report  # every event, each aggregate in full
     # A kill can leave at most the events its relay had in flight delivered and unsettled.
     assert downstream.duplicates <= relays.killed * CONCURRENCY, report

@@ -23,7 +23,7 @@ import datetime
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -32,7 +32,9 @@ from firestore_outbox.relay.partitioned.aggregates import Aggregates
 from firestore_outbox.relay.partitioned.head_sender import HeadSender
 from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.nudged import NudgedStart, start_nudged
 from firestore_outbox.relay.partitioned.page_reads import PageReads
+from firestore_outbox.relay.partitioned.recheck import recheck
 from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, after_first_page, survey
@@ -71,7 +73,10 @@ class PartitionDrain:
         stop: threading.Event | None = None,
         fan_out: FanOut | None = None,
         take_mode: Callable[[], bool] = lambda: True,
+        only: Collection[int] | None = None,
     ) -> None:
+        self._only = only  # a nudge's partitions: no others are claimed
+        self._claimed_at: dict[int, datetime.datetime] = {}
         self._stop = stop or threading.Event()
         self._take_mode = take_mode  # False: relays of the other lease mode may be draining
         self._fan_out = fan_out
@@ -95,6 +100,8 @@ class PartitionDrain:
 
     def run(self, run: Pipeline) -> StopReason:
         """Drain until every partition was visited or a stop; returns why it stopped."""
+        if self._only is not None and run.ramp is None:
+            return self._run_nudged(run)
         tally = run.tally
         looked = survey(self._store, self._config, tally)
         if not looked.open_events:
@@ -120,15 +127,45 @@ class PartitionDrain:
                 self._after_first_page = lambda: beside.submit(after_first_page, *args)
             try:
                 with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
-                    return self._drain(run, held, set(looked.empty), pages)
+                    visited = set(looked.empty)
+                    if self._only is not None:  # a nudge: its partitions only
+                        visited |= set(range(self._config.partitions.count)) - set(self._only)
+                    return self._drain(run, held, visited, pages)
             finally:
                 # Every settle lands (or gives up) before the partitions are released: the
                 # next holder must not find an event delivered here still PENDING.
-                while not run.in_flight.wait_below(1, _WAKE_SECONDS):
-                    if run.settler.error is not None:
-                        break
+                self._settled(run)
                 self._release(held, list(held), unsettled_too=True)
                 self._start_after_first_page().result()  # its Firestore error ends the run
+
+    def _run_nudged(self, run: Pipeline) -> StopReason:
+        """A nudge's run: its partitions only, started in two round trips (`nudged`)."""
+        held: dict[int, HeldPartition] = {}
+        try:
+            with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
+                start = start_nudged(
+                    self._store,
+                    self._leases,
+                    self._only or (),
+                    instance=run.instance,
+                    page_size=self._config.batch_size,
+                    take_mode=self._take_mode,
+                    read_held=self._holds_failed,
+                    claimed=lambda taken: held.update((h.partition, h) for h in taken),
+                )
+                if not start.mode_ok:
+                    return StopReason.MODE
+                if not held:
+                    return StopReason.DRAINED
+                self._started = self._store.clock.latest()
+                self._more_held, self._held_counted_at = start.more_held, start.held_at
+                self.aggregates.block(start.held)
+                self._note_claimed(run, list(held.values()))
+                visited = set(range(self._config.partitions.count))  # nothing more is claimed
+                return self._drain(run, held, visited, pages, first=start)
+        finally:
+            self._settled(run)
+            self._release(held, list(held), unsettled_too=True)
 
     def _start_after_first_page(self) -> Future[None]:
         if self._after is None:
@@ -141,6 +178,8 @@ class PartitionDrain:
         held: dict[int, HeldPartition],
         visited: set[int],
         pages: ThreadPoolExecutor,
+        *,
+        first: NudgedStart | None = None,
     ) -> StopReason:
         """Claim, read and deliver in one loop, so that no round trip waits for another it
         does not need: the pages of the partitions held are read at once; the next
@@ -148,6 +187,10 @@ class PartitionDrain:
         their last events are still being published); a partition is released as soon as
         every event read from it is settled. `held` is kept up to date for the caller."""
         reads = PageReads(self._store, self.aggregates, pages, self._config.batch_size)
+        if first is not None:  # a nudge's: its first pages read before the claim
+            for partition, page in first.pages.items():
+                reads.feed(run, partition, page)
+            reads.start(first.stale)
         exhausted = False
 
         def more() -> bool:  # anything left to read or claim
@@ -188,9 +231,37 @@ class PartitionDrain:
                     reads.start(h.partition for h in claimed)
                 reads.send(run)
             reading = reads.open
-            self._release(held, [p for p in held if p not in reading])
+            released = self._release(held, [p for p in held if p not in reading])
+            self._recheck(run, held, released, reads, pages)
             if not self._sender.deliver(run, held, more=more, work=work):
-                return StopReason.DRAINED
+                if not self._config.recheck_released or not held:
+                    return StopReason.DRAINED
+                self._settled(run)  # the last partitions: released and re-checked here
+                released = self._release(held, list(held), unsettled_too=True)
+                if not self._recheck(run, held, released, reads, pages):
+                    return StopReason.DRAINED
+
+    def _recheck(
+        self,
+        run: Pipeline,
+        held: dict[int, HeldPartition],
+        released: list[int],
+        reads: PageReads,
+        pages: ThreadPoolExecutor,
+    ) -> bool:
+        """With nudges on, read the partitions just released once more; those claimed
+        again (`firestore_outbox.relay.partitioned.recheck`) join `held`."""
+        if not released or not self._config.recheck_released:
+            return False
+        again = recheck(self._store, self._leases, run, released, reads, pages, self._claimed_at)
+        held.update((h.partition, h) for h in again)
+        return bool(again)
+
+    def _settled(self, run: Pipeline) -> None:
+        """Wait until every settle landed or gave up (or the settler failed)."""
+        while not run.in_flight.wait_below(1, _WAKE_SECONDS):
+            if run.settler.error is not None:
+                break
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(
@@ -201,12 +272,18 @@ class PartitionDrain:
             drained_since=self._started,
         )
         visited.update(h.partition for h in claimed)
+        self._note_claimed(run, claimed)
+        return claimed
+
+    def _note_claimed(self, run: Pipeline, claimed: list[HeldPartition]) -> None:
+        """Count `claimed`, and block the aggregates held there that the run's look at
+        held events may have missed (`_held_since_counted`)."""
+        self._claimed_at.update((h.partition, h.update_time) for h in claimed)
         run.tally["partitionsClaimed"] += len(claimed)
         for h in claimed:
             if self._holds_failed and (self._more_held or self._held_since_counted(h)):
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
                 self.aggregates.block(str(d.get("aggregateId")) for d in found)
-        return claimed
 
     def _held_since_counted(self, held: HeldPartition) -> bool:
         """Whether another holder may have held an aggregate in `held`'s partition after
@@ -223,7 +300,7 @@ class PartitionDrain:
 
     def _release(
         self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False
-    ) -> None:
+    ) -> list[int]:
         """Release the partitions in `done` with nothing read left unsettled (all of them
         with `unsettled_too`: the run ends). Released as the drain goes, not at the run's
         end: nothing is left to read there."""
@@ -237,6 +314,7 @@ class PartitionDrain:
         for partitions, emptied in ((drained, not unsettled_too), (lost, False)):
             if partitions:
                 self._leases.release([held.pop(p) for p in partitions], drained=emptied)
+        return finished
 
     def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
         renewed = self._leases.renew_due(held, run.instance)

@@ -66,6 +66,25 @@ class PartitionLeases(PartitionLeaseWrites):
             self._known.clear()
         return []
 
+    def read_named(self, partitions: Iterable[int]) -> None:
+        """Read the leases of `partitions` (one read, whatever this relay knew: another
+        instance may have held them since); `claim_named` goes by it."""
+        self._look(sorted(set(partitions)))
+
+    def claim_named(self, holder: str, partitions: Iterable[int]) -> list[HeldPartition]:
+        """A nudge's claim (after `read_named`): those of `partitions` free or surely
+        expired, with one write; those claimed, each with `claimed_from`. One held by
+        another invocation is left to it: its re-check before release finds the event."""
+        now = self._store.clock.earliest()
+        free = [
+            (n, known.update_time)
+            for n in sorted(set(partitions))
+            if (known := self._known.get(n)) is not None and known.claimable(now, None)
+        ]
+        before = {n: self._known[n] for n, _ in free}
+        held = self._hold(free, holder)
+        return [dataclasses.replace(h, claimed_from=before[h.partition]) for h in held]
+
     def _free(
         self,
         skipped: set[int],

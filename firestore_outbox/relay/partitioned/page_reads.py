@@ -36,12 +36,24 @@ class PageReads:
         self._pool = pool
         self._limit = limit
         self._cursors: dict[int, Found | None] = {}
+        self.last: dict[int, Found] = {}  # the last event read in each partition
         self._reading: dict[int, tuple[Future[list[Found]], int]] = {}
         self._done = threading.Event()
 
     def start(self, partitions: Iterable[int]) -> None:
         """Partitions just claimed: read from their first event."""
         self._cursors.update((p, None) for p in partitions)
+
+    def feed(self, run: Pipeline, partition: int, page: list[Found]) -> None:
+        """A first page read before the claim (a nudge's, `nudged`), current: taken as if
+        this reader had read it."""
+        run.tally["batches"] += 1
+        self._cursors[partition] = None
+        self._took(partition, page, self._limit)
+
+    def resume(self, partition: int) -> None:
+        """A partition claimed again (`recheck`): read on after its last event read."""
+        self._cursors[partition] = self.last.get(partition)
 
     def keep(self, held: Iterable[int]) -> None:
         """Stop reading partitions no longer held (a page in flight is dropped when it
@@ -87,11 +99,16 @@ class PageReads:
             run.tally["batches"] += 1
             if partition not in self._cursors:
                 continue  # lost meanwhile
-            self._aggregates.add(partition, page)
-            if len(page) < limit:
-                del self._cursors[partition]  # drained for this run
-            else:
-                self._cursors[partition] = page[-1]
+            self._took(partition, page, limit)
+
+    def _took(self, partition: int, page: list[Found], limit: int) -> None:
+        self._aggregates.add(partition, page)
+        if page:
+            self.last[partition] = page[-1]
+        if len(page) < limit:
+            del self._cursors[partition]  # drained for this run
+        else:
+            self._cursors[partition] = page[-1]
 
     def _arrive(self, _: Future[list[Found]]) -> None:
         self._done.set()

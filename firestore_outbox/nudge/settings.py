@@ -1,0 +1,58 @@
+"""The nudge's settings: `OUTBOX_NUDGE` (`off`, `fc3`, `http`, `process`) and
+`OUTBOX_NUDGE_URL` (the `http` target), read like every other variable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from firestore_outbox.config.settings import env_reader
+from firestore_outbox.errors import ConfigError
+
+__all__ = ["NudgeMode", "NudgeSettings", "load_nudge_settings"]
+
+
+class NudgeMode(str, Enum):
+    """Where a commit's nudge goes."""
+
+    OFF = "off"
+    FC3 = "fc3"  # FC 3.0 async InvokeFunction of the relay function (fan-out's settings)
+    HTTP = "http"  # POST to OUTBOX_NUDGE_URL
+    PROCESS = "process"  # drain in this process
+
+
+@dataclass(frozen=True, kw_only=True)
+class NudgeSettings:
+    """`mode` and, for `http`, `url`. The sender's bounds: at most `queue_size` nudges
+    waiting (more are dropped and counted), `timeout_seconds` per nudge sent, at least
+    `interval_seconds` between two nudges of one process (what coalesces a busy producer's
+    commits into a few relay invocations)."""
+
+    mode: NudgeMode = NudgeMode.OFF
+    url: str | None = None
+    queue_size: int = 1000
+    timeout_seconds: float = 2.0
+    interval_seconds: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.mode is NudgeMode.HTTP:
+            from firestore_outbox.publishers.settings import usable_url  # only for http
+
+            if not self.url:
+                raise ConfigError("OUTBOX_NUDGE_URL is required with OUTBOX_NUDGE=http")
+            usable_url("OUTBOX_NUDGE_URL", self.url)
+        if self.queue_size < 1 or self.timeout_seconds <= 0 or self.interval_seconds < 0:
+            raise ConfigError("the nudge's queue, timeout and interval must be positive")
+
+
+def load_nudge_settings(environ: Mapping[str, str] | None = None) -> NudgeSettings:
+    """`OUTBOX_NUDGE` and `OUTBOX_NUDGE_URL`; `ConfigError` names a bad one."""
+    get = env_reader(environ)
+    raw = (get("OUTBOX_NUDGE") or "off").lower()
+    try:
+        mode = NudgeMode(raw)
+    except ValueError:
+        names = ", ".join(m.value for m in NudgeMode)
+        raise ConfigError(f"OUTBOX_NUDGE must be one of {names}, got {raw!r}") from None
+    return NudgeSettings(mode=mode, url=get("OUTBOX_NUDGE_URL"))

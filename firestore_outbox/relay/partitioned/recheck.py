@@ -1,0 +1,78 @@
+"""The re-check after a release, which keeps a nudge from waiting for the next timer tick.
+
+The hazard: an event is committed into partition p while invocation H holds p and has
+already read p's last page; the nudge's invocation N finds p held and leaves; H releases p
+without having seen the event. So, with nudges on (`RelayConfig.recheck_released`), a holder
+that releases a partition drained reads it once more, AFTER the release:
+
+    H: last page of p ─ release(p) ─ re-check: p's open events after what H read ─ none: done
+                                                         └ some: claim p again, read on
+    N (nudged after the commit): claims p if free; if held, leaves: the holder's release,
+    later than N's look and so than the commit, is followed by a re-check that sees it
+
+Any event committed before H's re-check is found by it (its query runs later), and one
+committed after it finds p free (released before the re-check), so its nudge's invocation
+claims p and reads it. If H's claim after a re-check loses to another invocation, that one
+held p after the re-check, so it releases later and its own re-check sees the event.
+Cost: one query per partition released drained, a read when it finds nothing (Firestore
+bills one read for an empty query), and a claim and a page only when it finds something.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+from typing import TYPE_CHECKING, Any
+
+from google.cloud.firestore import FieldFilter
+
+from firestore_outbox.fields import CREATED_AT
+from firestore_outbox.relay.partitioned.scan import open_events
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from firestore_outbox.firestore.raw import Found
+    from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
+    from firestore_outbox.relay.partitioned.leases import PartitionLeases
+    from firestore_outbox.relay.partitioned.page_reads import PageReads
+    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.store import LeaseStore
+
+_rng = random.Random()
+
+
+def recheck(
+    store: LeaseStore,
+    leases: PartitionLeases,
+    run: Pipeline,
+    released: list[int],
+    reads: PageReads,
+    pages: ThreadPoolExecutor,
+    claimed_at: dict[int, datetime.datetime],
+) -> list[HeldPartition]:
+    """Read each partition just `released` drained once more (at once, on the `pages`
+    pool); claim again those with an event this run did not read, to read on there."""
+    queries = [unread_events(store, p, reads.last.get(p), claimed_at[p]) for p in released]
+    found = list(pages.map(store.run, queries))
+    again = {p for p, docs in zip(released, found, strict=True) if docs}
+    if not again:
+        return []
+    skip = set(range(leases.count)) - again
+    claimed = leases.claim(run.instance, len(again), skip=skip, rng=_rng)
+    for held in claimed:
+        reads.resume(held.partition)
+    run.tally["partitionsClaimed"] += len(claimed)
+    return claimed
+
+
+def unread_events(
+    store: LeaseStore, partition: int, last: Found | None, claimed_at: datetime.datetime
+) -> Any:
+    """The query for one open event of `partition` this run did not read: after `last`, the
+    last event it read there, or, when it read none, committed since its claim at
+    `claimed_at` (anything committed before was visible to its first page)."""
+    if last is not None:
+        return open_events(store, partition, 1, last)
+    query = open_events(store, partition, 1, None)
+    return query.where(filter=FieldFilter(CREATED_AT, ">=", claimed_at))
