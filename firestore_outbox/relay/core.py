@@ -38,8 +38,10 @@ from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.summary import (
+    Count,
     RunSummary,
     StopReason,
+    Tally,
     finish_summary,
     firestore_error,
     waiting_for_mode,
@@ -105,7 +107,7 @@ class Relay:
             self._fan_out_client = FanOut(self.config.fan_out, self._source)
         return self._fan_out_client
 
-    def _ramp_for(self, tally: Counter[str]) -> RampGovernor | None:
+    def _ramp_for(self, tally: Tally) -> RampGovernor | None:
         """RELAY_RAMP=on: the governor of the drain under way, its ramp started by the first
         run that found work (`ramp_governor`)."""
         if not self.config.ramp.enabled:
@@ -167,7 +169,7 @@ class Relay:
         partitions: Collection[int] | None,
     ) -> RunSummary:
         deadline = started + budget
-        tally: Counter[str] = Counter()
+        tally: Tally = Counter()
         stopped_by = StopReason.DRAINED
         error: str | None = None
         channel: str | None = None
@@ -217,14 +219,14 @@ class Relay:
                     stopped_by = drain_due(self, pipeline)
             else:
                 return summary()
-            if not tally["leased"] and stopped_by is StopReason.DRAINED:
+            if not tally[Count.LEASED] and stopped_by is StopReason.DRAINED:
                 self._ramp = None  # idle: the next backlog ramps up from the start again
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 stopped_by, channel = StopReason.CHANNEL, pipeline.breaker.error_class
         except google_exceptions.GoogleAPIError as exc:
             error = firestore_error(exc, instance)
         if taken and taken[-1].waiting_for is None:
-            clean = error is None and not tally["unsettled"]
+            clean = error is None and not tally[Count.UNSETTLED]
             error = self._leave_mode(instance, clean=clean) or error
         return summary()
 
@@ -243,7 +245,7 @@ class Relay:
         self,
         deadline: float,
         instance: str,
-        tally: Counter[str],
+        tally: Tally,
         *,
         on_settled: OnSettled | None = None,
     ) -> Iterator[Pipeline]:

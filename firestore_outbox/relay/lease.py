@@ -9,11 +9,33 @@ three so that each can name them without importing the others.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from firestore_outbox.firestore.cas import Change, Written
 from firestore_outbox.relay.events import OutboxEvent
+from firestore_outbox.relay.summary import Count
+
+
+class Settled(str, enum.Enum):
+    """How a lease ended, as the settler tells it (`OnSettled`): the settle the attempt
+    called for (`firestore_outbox.relay.transitions.settlement`), or `UNSETTLED` when no settle
+    landed in time."""
+
+    PROCESSED = "processed"
+    RETRIED = "retried"
+    FAILED = "failed"
+    RELEASED = "released"  # handed back unsent, or the channel is broken: no attempt spent
+    UNSETTLED = "unsettled"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def tallied(self) -> Count:
+        """What a run counts for it."""
+        return Count(self.value)
 
 
 @dataclass(frozen=True)
@@ -36,4 +58,4 @@ class Lease:
 
 # Told how each lease ended: its kind ("processed", "retried", ...) and the write's outcome
 # (None when nothing was written or it could not be settled in time).
-OnSettled = Callable[[Lease, str, "Written | None"], None]
+OnSettled = Callable[[Lease, Settled, "Written | None"], None]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import logging
 import random
-from collections import Counter
 
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.firestore.cas import Written
 from firestore_outbox.observability.logs import log_event
+from firestore_outbox.relay.summary import Count, Tally
 
 logger = logging.getLogger("firestore_outbox.relay")
 
@@ -30,14 +30,12 @@ TRANSIENT_ERRORS = (
 )
 
 
-def count_refused(
-    tally: Counter[str], event_id: str, attempt: int, written: Written, kind: str
-) -> None:
+def count_refused(tally: Tally, event_id: str, attempt: int, written: Written, kind: str) -> None:
     """Count and log a write Firestore refused for itself: its event was parked as FAILED
     when `written.update_time` is set, else it was left as it was."""
     parked = written.update_time is not None
-    tally["refused"] += 1
-    tally["failed"] += parked
+    tally[Count.REFUSED] += 1
+    tally[Count.FAILED] += parked
     log_event(
         logger,
         logging.ERROR,

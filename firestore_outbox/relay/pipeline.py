@@ -4,7 +4,6 @@ not settled yet, the run's deadline and the channel's circuit breaker."""
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from firestore_outbox.relay.breaker import Breaker
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.settling.settler import Settler
+from firestore_outbox.relay.summary import Tally
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Pipeline:
     in_flight: InFlight
     deadline: float
     instance: str
-    tally: Counter[str]
+    tally: Tally
     breaker: Breaker
     ramp: RampGovernor | None = None  # RELAY_RAMP=on: paces reads and settles
 

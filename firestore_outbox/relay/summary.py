@@ -46,28 +46,53 @@ class StopReason(str, enum.Enum):
     MODE = "mode"
 
 
-# The counts every summary carries, zeros included: JSON name -> attribute.
-_COUNTS = {
-    "processed": "processed",
-    "failed": "failed",
-    "retried": "retried",
-    "reclaimed": "reclaimed",
-    "released": "released",
-    "poisoned": "poisoned",
-    "contended": "contended",
-    "lostLeases": "lost_leases",
-    "refused": "refused",
-    "unsettled": "unsettled",
-    "unscheduled": "unscheduled",
-    "leased": "leased",
-    "batches": "batches",
-    "lagMs": "lag_ms",
-    "healed": "healed",
-    "partitionsClaimed": "partitions_claimed",
-    "fannedOut": "fanned_out",
-    "modeWaits": "mode_waits",
-}
-RUN_COUNTS = tuple(_COUNTS)
+class Count(str, enum.Enum):
+    """What a run counts: a key of its tally (`Tally`) and, for the first ones (`RUN_COUNTS`),
+    of its summary's JSON. A `str` enum: it is its JSON name (`Count.LOST_LEASES ==
+    "lostLeases"`), in a `dict` key and in a log line alike."""
+
+    PROCESSED = "processed"
+    FAILED = "failed"
+    RETRIED = "retried"
+    RECLAIMED = "reclaimed"
+    RELEASED = "released"
+    POISONED = "poisoned"
+    CONTENDED = "contended"
+    LOST_LEASES = "lostLeases"
+    REFUSED = "refused"
+    UNSETTLED = "unsettled"
+    UNSCHEDULED = "unscheduled"
+    LEASED = "leased"
+    BATCHES = "batches"
+    LAG_MS = "lagMs"
+    HEALED = "healed"
+    PARTITIONS_CLAIMED = "partitionsClaimed"
+    FANNED_OUT = "fannedOut"
+    MODE_WAITS = "modeWaits"
+    # Follow mode's own (`firestore_outbox.relay.follow.progress`).
+    ERRORS = "errors"
+    LISTENER_DOWN = "listenerDown"
+    RESUBSCRIBED = "resubscribed"
+    POLLS = "polls"
+    REREADS = "rereads"
+    RUNS = "runs"
+    # The settler's own, in its log lines only.
+    SETTLE_RETRIES = "settleRetries"
+    SETTLES_READ_BACK = "settlesReadBack"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def attribute(self) -> str:
+        """Its `RunSummary` attribute: `lost_leases` for `lostLeases`."""
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in self.value)
+
+
+# A run's counts as it goes.
+Tally = Counter[Count]
+# The counts every summary carries, zeros included, in this order.
+RUN_COUNTS: tuple[Count, ...] = tuple(Count)[: list(Count).index(Count.MODE_WAITS) + 1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,14 +139,14 @@ class RunSummary(Mapping[str, Any]):
             json["waitingFor"] = self.waiting_for
         if self.mode_until is not None:
             json["modeUntil"] = self.mode_until.isoformat()
-        json.update({name: getattr(self, attribute) for name, attribute in _COUNTS.items()})
+        json.update({count.value: getattr(self, count.attribute) for count in RUN_COUNTS})
         json.update(instanceId=self.instance_id, durationMs=self.duration_ms)
         object.__setattr__(self, "_json", json)
 
     @classmethod
     def from_tally(
         cls,
-        tally: Mapping[str, int],
+        tally: Mapping[Count, int],
         *,
         status: RunStatus,
         stopped_by: StopReason,
@@ -132,8 +157,8 @@ class RunSummary(Mapping[str, Any]):
         waiting_for: str | None = None,
         mode_until: datetime.datetime | None = None,
     ) -> RunSummary:
-        """The summary of a run whose counts are in `tally` (by JSON name)."""
-        counts = {attribute: int(tally.get(name, 0)) for name, attribute in _COUNTS.items()}
+        """The summary of a run whose counts are in `tally`."""
+        counts = {count.attribute: int(tally.get(count, 0)) for count in RUN_COUNTS}
         return cls(
             status=status,
             stopped_by=stopped_by,
@@ -178,9 +203,7 @@ def firestore_error(exc: google_exceptions.GoogleAPIError, instance: str) -> str
     return f"Firestore: {exc}"
 
 
-def waiting_for_mode(
-    tally: Counter[str], instance: str, mode: str, until: datetime.datetime
-) -> None:
+def waiting_for_mode(tally: Tally, instance: str, mode: str, until: datetime.datetime) -> None:
     """Log that run `instance` drains nothing because relays of lease mode `mode` may still
     hold leases until `until` (`firestore_outbox.relay.partitioned.lease_mode`), and count it."""
     log_event(
@@ -193,11 +216,11 @@ def waiting_for_mode(
         waitingFor=mode,
         modeUntil=until.isoformat(),
     )
-    tally["modeWaits"] += 1
+    tally[Count.MODE_WAITS] += 1
 
 
 def finish_summary(
-    tally: Counter[str],
+    tally: Tally,
     instance: str,
     started: float,
     *,

@@ -12,6 +12,7 @@ still spent it, and a poison event that kills relays runs out instead of looping
 from __future__ import annotations
 
 import datetime
+import enum
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from firestore_outbox.publishers.base import Outcome, PublishResult, bounded_err
 from firestore_outbox.relay.backoff import backoff_delay
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
+from firestore_outbox.relay.lease import Settled
 from firestore_outbox.relay.partitioned.partitions import HELD
 
 # `processingInstanceId` comes from Function Compute's request id or the caller: bounded like
@@ -43,9 +45,17 @@ MAX_INSTANCE_ID_LENGTH = 128
 MAX_PARKED_REASON_LENGTH = 200
 
 
+class Planned(str, enum.Enum):
+    """What a lease write does to a due event."""
+
+    LEASED = "leased"
+    POISONED = "poisoned"  # it can never be sent as written: FAILED
+    EXHAUSTED = "exhausted"  # abandoned with no attempt left: FAILED
+
+
 @dataclass(frozen=True)
 class LeasePlan:
-    kind: str  # "leased", "poisoned", or "exhausted" (abandoned with no attempt left)
+    kind: Planned
     event: OutboxEvent | None  # None when poisoned
     fields: dict[str, Any]  # what the lease write sets
     reclaim: bool  # the event was PROCESSING under an expired lease
@@ -62,19 +72,19 @@ def plan_lease(
     except PoisonEvent as exc:
         error = bounded_error(f"poison event: {exc}")
         fields.update(status=EventStatus.FAILED.value, lastError=error)
-        return LeasePlan("poisoned", None, fields, reclaim)
+        return LeasePlan(Planned.POISONED, None, fields, reclaim)
     if reclaim:
         holder = bounded_instance_id(str(data.get(PROCESSING_INSTANCE_ID)))
         fields[LAST_ERROR] = f"lease by {holder} abandoned during attempt {event.attempts}"
         if event.attempts >= max_attempts:
             fields[STATUS] = EventStatus.FAILED.value
-            return LeasePlan("exhausted", event, fields, reclaim)
+            return LeasePlan(Planned.EXHAUSTED, event, fields, reclaim)
     fields.update(
         status=EventStatus.PROCESSING.value,
         processingInstanceId=bounded_instance_id(instance),
         attempts=event.attempts + 1,
     )
-    return LeasePlan("leased", event, fields, reclaim)
+    return LeasePlan(Planned.LEASED, event, fields, reclaim)
 
 
 def settlement(
@@ -84,9 +94,9 @@ def settlement(
     *,
     now: datetime.datetime,
     rng: random.Random | None = None,
-) -> tuple[str, dict[str, Any]]:
-    """How attempt number `attempt` ends: ("processed" | "retried" | "failed" | "released",
-    the fields to write). `result` None means the event was never sent."""
+) -> tuple[Settled, dict[str, Any]]:
+    """How attempt number `attempt` ends: the settle (`Settled`) and the fields to write.
+    `result` None means the event was never sent."""
     fields: dict[str, Any] = {UPDATED_AT: SERVER_TIMESTAMP}
     if result is None or result.outcome is Outcome.CHANNEL:
         # Handed back without spending the attempt: never sent, or the channel (not the
@@ -98,13 +108,13 @@ def settlement(
         )
         if result is not None:
             fields[LAST_ERROR] = bounded_error(f"channel: {result.error or 'broken'}")
-        return "released", fields
+        return Settled.RELEASED, fields
     if result.outcome is Outcome.DELIVERED:
         fields.update(status=EventStatus.PROCESSED.value, processedAt=SERVER_TIMESTAMP)
         expire_at = expiry(now, config.retention_seconds)
         if expire_at is not None:
             fields[EXPIRE_AT] = expire_at
-        return "processed", fields
+        return Settled.PROCESSED, fields
     error = result.error or result.outcome.value
     if result.outcome is Outcome.REJECTED or attempt >= config.max_attempts:
         reason = "rejected" if result.outcome is Outcome.REJECTED else "gave up"
@@ -112,7 +122,7 @@ def settlement(
             status=EventStatus.FAILED.value,
             lastError=bounded_error(f"{reason} after attempt {attempt}: {error}"),
         )
-        return "failed", fields
+        return Settled.FAILED, fields
     delay = backoff_delay(
         attempt,
         base=config.backoff_base_seconds,
@@ -125,7 +135,7 @@ def settlement(
         nextAttemptAt=now + datetime.timedelta(seconds=delay),
         lastError=bounded_error(f"attempt {attempt}: {error}"),
     )
-    return "retried", fields
+    return Settled.RETRIED, fields
 
 
 def parked(reason: str | None) -> dict[str, Any]:
@@ -179,14 +189,14 @@ def one_write_settlement(
     instance: str,
     now: datetime.datetime,
     rng: random.Random | None = None,
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[Settled, dict[str, Any]]:
     """`settlement()` for an event read under a partition lease, where no lease write came
     first: the settle itself counts the attempt and names the relay, and a FAILED event
     holds its aggregate when `RELAY_FAILED_HEAD=hold` (ordered delivery only)."""
     kind, fields = settlement(attempt, result, config, now=now, rng=rng)
     fields[PROCESSING_INSTANCE_ID] = bounded_instance_id(instance)
-    if kind != "released":
+    if kind is not Settled.RELEASED:
         fields[ATTEMPTS] = attempt
-    if kind == "failed" and config.partitions.holds_failed:
+    if kind is Settled.FAILED and config.partitions.holds_failed:
         fields[HELD] = True
     return kind, fields

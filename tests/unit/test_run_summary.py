@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
 import pytest
 
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.relay.lease import Settled
 from firestore_outbox.relay.partitioned.settings import (
     FailedHead,
     LeaseMode,
@@ -16,6 +18,7 @@ from firestore_outbox.relay.partitioned.settings import (
 )
 from firestore_outbox.relay.summary import (
     RUN_COUNTS,
+    Count,
     RunStatus,
     RunSummary,
     StopReason,
@@ -65,3 +68,25 @@ def test_modes_given_as_text_become_their_enums_and_bad_ones_name_the_variable()
     assert config.ordering is Ordering.NONE and not config.ordered
     with pytest.raises(ConfigError, match="RELAY_LEASES must be partition or event"):
         PartitionSettings(leases="events")  # type: ignore[arg-type]
+
+
+def test_every_count_of_a_run_is_a_summary_field_under_its_json_name() -> None:
+    fields = {f.name for f in dataclasses.fields(RunSummary)}
+    assert {count.attribute for count in RUN_COUNTS} <= fields
+    assert Count.LOST_LEASES.attribute == "lost_leases" and Count.LAG_MS.attribute == "lag_ms"
+    tally: Counter[Count] = Counter({Count.LOST_LEASES: 2, Count.SETTLE_RETRIES: 5})
+    summary = RunSummary.from_tally(
+        tally,
+        status=RunStatus.OK,
+        stopped_by=StopReason.DRAINED,
+        instance_id="i",
+        duration_ms=1,
+    )
+    assert summary.lost_leases == 2 and summary["lostLeases"] == 2
+    assert "settleRetries" not in summary  # the settler's own: logged, not summarized
+    assert json.loads(json.dumps(summary.to_json()))["lostLeases"] == 2
+
+
+def test_a_settle_is_counted_under_its_own_name() -> None:
+    for settled in Settled:
+        assert settled.tallied.value == settled.value

@@ -41,6 +41,7 @@ from firestore_outbox.relay.follow.partitioned import follow_partitions
 from firestore_outbox.relay.follow.progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
 from firestore_outbox.relay.partitioned.settings import LeaseMode
 from firestore_outbox.relay.per_event.leasing import look_for_due
+from firestore_outbox.relay.summary import Count, Tally
 from firestore_outbox.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ class Follower:
             )
         stop = self._stop
         instance = instance_id or uuid.uuid4().hex
-        tally: Counter[str] = Counter()
+        tally: Tally = Counter()
         size = min(self._config.batch_size, WINDOW)
         progress = FollowProgress(instance, tally, self._progress_seconds)
         progress.started(self._relay.store.collection.id, size, self._config.follow_poll_seconds)
@@ -105,7 +106,7 @@ class Follower:
                     try:
                         self._follow(listener, instance, tally, progress)
                     except google_exceptions.GoogleAPIError as exc:
-                        tally["errors"] += 1
+                        tally[Count.ERRORS] += 1
                         log_event(
                             logger,
                             logging.ERROR,
@@ -124,7 +125,7 @@ class Follower:
         return progress.summary()
 
     def _follow(
-        self, listener: Listener, instance: str, tally: Counter[str], progress: FollowProgress
+        self, listener: Listener, instance: str, tally: Tally, progress: FollowProgress
     ) -> None:
         relay, config, stop = self._relay, self._config, self._stop
         limit = config.batch_size
@@ -170,7 +171,7 @@ class Follower:
             # Also the first reading of Firestore's clock, which look_for_due needs.
             unscheduled = find_unscheduled(store, scan_limit=UNSCHEDULED_SCAN_LIMIT)
             self._unscheduled_checked = time.monotonic()
-            tally["unscheduled"] += unscheduled.count
+            tally[Count.UNSCHEDULED] += unscheduled.count
             found += unscheduled.found[: config.batch_size]
         due, abandoned = look_for_due(store, config, tally, look_for_abandoned=True)
         if listener.up and listener.stale(due[abandoned:], store.clock.earliest()):
@@ -181,7 +182,7 @@ class Follower:
             # No window prunes `tried` while the listener is down: keep what this poll saw.
             for seen_before in set(tried) - {d.id for d in found}:
                 del tried[seen_before]
-        tally["rereads" if listener.up else "polls"] += 1
+        tally[Count.REREADS if listener.up else Count.POLLS] += 1
         fresh = [d for d in found if tried.get(d.id) != d.update_time]
         if fresh:
             tried.update((d.id, d.update_time) for d in fresh)

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from firestore_outbox.fields import NEXT_ATTEMPT_AT
 from firestore_outbox.firestore.raw import give_up_when_reconnecting_in_a_loop
 from firestore_outbox.observability.logs import log_event
+from firestore_outbox.relay.summary import Count, Tally
 
 if TYPE_CHECKING:
-    from collections import Counter
     from collections.abc import Sequence
 
     from google.cloud.firestore import DocumentSnapshot, Watch
@@ -61,7 +61,7 @@ class Listener:
         wake: Callable[[], None],
         *,
         first_snapshot_seconds: float,
-        tally: Counter[str],
+        tally: Tally,
         rng: random.Random | None = None,
         newest: bool = False,
     ) -> None:
@@ -177,7 +177,7 @@ class Listener:
         outage_began = self._down_since is None
         if outage_began:
             self._down_since = now
-            self._tally["listenerDown"] += 1
+            self._tally[Count.LISTENER_DOWN] += 1
         elif not had_subscription:
             # Already down and reported: a poll failed meanwhile (the follower logs that
             # Firestore error). No listener went down, so none is reported; only the next
@@ -218,7 +218,7 @@ class Listener:
         # Called on the listener's thread: only counters and a log line, nothing blocking.
         down_since, self._down_since = self._down_since, None
         if down_since is not None:
-            self._tally["resubscribed"] += 1
+            self._tally[Count.RESUBSCRIBED] += 1
             log_event(
                 logger,
                 logging.INFO,

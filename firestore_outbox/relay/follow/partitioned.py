@@ -39,14 +39,14 @@ from firestore_outbox.relay.follow.progress import (
     RUN_COUNTS,
     FollowProgress,
 )
-from firestore_outbox.relay.summary import RunSummary, StopReason
+from firestore_outbox.relay.summary import Count, RunSummary, StopReason, Tally
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.core import Relay
 
 WINDOW = 50
 # Counts that are not sums over runs: the last run's lag stands for the follower's.
-_NOT_SUMMED = ("lagMs",)
+_NOT_SUMMED = (Count.LAG_MS,)
 
 
 def follow_partitions(
@@ -62,7 +62,7 @@ def follow_partitions(
     summary, with the same fixed keys, adds up every run's counts."""
     config = relay.config
     instance = instance_id or uuid.uuid4().hex
-    tally: Counter[str] = Counter()
+    tally: Tally = Counter()
     progress = FollowProgress(instance, tally, progress_seconds)
     progress.started(relay.store.collection.id, WINDOW, config.follow_poll_seconds)
     listener = Listener(
@@ -85,7 +85,7 @@ def follow_partitions(
                 if not summary.ok:
                     # Firestore is failing: its listener too, whatever it says; wait out
                     # the backoff (which doubles while the errors go on) before trying again.
-                    tally["errors"] += 1
+                    tally[Count.ERRORS] += 1
                     listener.down("Firestore error")
                     _idle(listener, progress, stop, changed, until=listener.retry_at)
                 elif summary.stopped_by is StopReason.CHANNEL:
@@ -107,15 +107,15 @@ def follow_partitions(
     return progress.summary()
 
 
-def _add_run(tally: Counter[str], summary: RunSummary) -> None:
+def _add_run(tally: Tally, summary: RunSummary) -> None:
     for name in RUN_COUNTS:
         value = int(summary[name])
         if name in _NOT_SUMMED:
             tally[name] = value
         else:
             tally[name] += value
-    tally["runs"] += 1
-    tally["polls"] += 1
+    tally[Count.RUNS] += 1
+    tally[Count.POLLS] += 1
 
 
 def _resubscribe_if_due(listener: Listener) -> None:

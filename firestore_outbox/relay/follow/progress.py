@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +21,7 @@ from firestore_outbox.observability.logs import log_event
 
 # Re-exported: the counts of one relay run, as the relay's summary has them.
 from firestore_outbox.relay.summary import RUN_COUNTS as RUN_COUNTS
-from firestore_outbox.relay.summary import RunStatus, StopReason
+from firestore_outbox.relay.summary import Count, RunStatus, StopReason, Tally
 
 logger = logging.getLogger("firestore_outbox.relay.follow.follower")
 
@@ -31,23 +30,25 @@ DEFAULT_PROGRESS_SECONDS = 30.0
 # so a counter added there is here too), then follow mode's.
 # `runs`: the drains partitioned follow mode has made
 # (firestore_outbox/relay/follow/partitioned.py).
-SUMMARY_COUNTS = (
+SUMMARY_COUNTS: tuple[Count, ...] = (
     *RUN_COUNTS,
-    "errors",
-    "listenerDown",
-    "resubscribed",
-    "polls",
-    "rereads",
-    "runs",
+    Count.ERRORS,
+    Count.LISTENER_DOWN,
+    Count.RESUBSCRIBED,
+    Count.POLLS,
+    Count.REREADS,
+    Count.RUNS,
 )
-SUMMARY_KEYS = frozenset(("status", "stoppedBy", "instanceId", "durationMs", *SUMMARY_COUNTS))
-_PROGRESS_COUNTS = ("processed", "failed", "retried", "leased", "errors")
+SUMMARY_KEYS = frozenset(
+    ("status", "stoppedBy", "instanceId", "durationMs", *(c.value for c in SUMMARY_COUNTS))
+)
+_PROGRESS_COUNTS = (Count.PROCESSED, Count.FAILED, Count.RETRIED, Count.LEASED, Count.ERRORS)
 
 
 class FollowProgress:
     """Logs the start, then progress no more often than every `every` seconds."""
 
-    def __init__(self, instance: str, tally: Counter[str], every: float) -> None:
+    def __init__(self, instance: str, tally: Tally, every: float) -> None:
         if not every > 0:
             raise ValueError("the progress interval must be more than 0 seconds")
         self._instance, self._tally, self._every = instance, tally, every
@@ -67,7 +68,7 @@ class FollowProgress:
             pollSeconds=poll_seconds,
         )
 
-    def tick(self, listener_up: bool, settling: Mapping[str, int] | None = None) -> None:
+    def tick(self, listener_up: bool, settling: Mapping[Count, int] | None = None) -> None:
         """Log a progress line if one is due (call it as often as you like). `settling`: the
         live counts of the pipeline's settler, which reach the tally only when it closes."""
         now = time.monotonic()
@@ -77,7 +78,7 @@ class FollowProgress:
         self.next_at = now + self._every
         settling = settling or {}
         counts: dict[str, Any] = {
-            name: self._tally[name] + settling.get(name, 0) for name in _PROGRESS_COUNTS
+            name.value: self._tally[name] + settling.get(name, 0) for name in _PROGRESS_COUNTS
         }
         log_event(
             logger,
@@ -95,7 +96,7 @@ class FollowProgress:
         return {
             "status": RunStatus.OK.value,
             "stoppedBy": StopReason.STOP.value,
-            **{name: self._tally[name] for name in SUMMARY_COUNTS},
+            **{name.value: self._tally[name] for name in SUMMARY_COUNTS},
             "instanceId": self._instance,
             "durationMs": round((time.monotonic() - self._started) * 1000),
         }

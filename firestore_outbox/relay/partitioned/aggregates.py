@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.firestore.cas import WriteOutcome
 from firestore_outbox.publishers.base import Outcome, PublishResult
+from firestore_outbox.relay.lease import Settled
 from firestore_outbox.relay.partitioned.settings import FailedHead
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class Aggregates:
         with self.changed:
             self._close(event_id)
 
-    def settled(self, lease: Lease, kind: str, written: Written | None) -> None:
+    def settled(self, lease: Lease, kind: Settled, written: Written | None) -> None:
         """The settler's word on a settle: a lost one means the partition was taken over
         (its aggregates already went on or stopped when the publish ended)."""
         with self.changed:

@@ -38,7 +38,7 @@ from firestore_outbox.relay.partitioned.recheck import recheck
 from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, after_first_page, survey
-from firestore_outbox.relay.summary import StopReason
+from firestore_outbox.relay.summary import Count, StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.attempts import Attempts
@@ -117,7 +117,7 @@ class PartitionDrain:
             and fan_out
             and (more := wanted(looked.open_events, self._config.fan_out, self._config.partitions))
         ):
-            tally["fannedOut"] += fan_out.start(more, run.instance)
+            tally[Count.FANNED_OUT] += fan_out.start(more, run.instance)
         held: dict[int, HeldPartition] = {}
         # Partitions another invocation drains from now on are visited for this run too.
         self._started = self._store.clock.latest()
@@ -221,7 +221,7 @@ class PartitionDrain:
             held.update((h.partition, h) for h in renewed)
             reads.keep(held)
             reads.take(run)
-            if run.tally["batches"]:
+            if run.tally[Count.BATCHES]:
                 self._start_after_first_page()
             if work():  # few events left to publish: read on, or claim the next partitions
                 if not reads.open and not exhausted:
@@ -279,7 +279,7 @@ class PartitionDrain:
         """Count `claimed`, and block the aggregates held there that the run's look at
         held events may have missed (`_held_since_counted`)."""
         self._claimed_at.update((h.partition, h.update_time) for h in claimed)
-        run.tally["partitionsClaimed"] += len(claimed)
+        run.tally[Count.PARTITIONS_CLAIMED] += len(claimed)
         for h in claimed:
             if self._holds_failed and (self._more_held or self._held_since_counted(h)):
                 found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))

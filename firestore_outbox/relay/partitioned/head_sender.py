@@ -18,7 +18,7 @@ from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
 from firestore_outbox.relay.partitioned.heads import take_head
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.pipeline import outcome_of
-from firestore_outbox.relay.summary import StopReason
+from firestore_outbox.relay.summary import Count, StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
@@ -74,7 +74,7 @@ class HeadSender:
                 if lease is None:
                     aggregates.abandon(document.id)
                     continue
-                run.tally["leased"] += 1
+                run.tally[Count.LEASED] += 1
                 run.in_flight.acquire(1)
                 future = run.pool.submit(self._attempts.publish, lease, run)
                 future.add_done_callback(self._published(run, key, lease))
@@ -123,9 +123,9 @@ class HeadSender:
             instance=run.instance,
             leased_at=held[partition].valid_until - self._lease_seconds,
         )
-        run.tally["reclaimed"] += head.reclaim  # a lease of 0.2 that expired
+        run.tally[Count.RECLAIMED] += head.reclaim  # a lease of 0.2 that expired
         if head.lag_ms is not None:
-            run.tally["lagMs"] = max(run.tally["lagMs"], head.lag_ms)
+            run.tally[Count.LAG_MS] = max(run.tally[Count.LAG_MS], head.lag_ms)
         if head.park is not None:
             self._park(run, document, head.park)
             self.aggregates.finish(
@@ -140,8 +140,8 @@ class HeadSender:
     def _park(self, run: Pipeline, document: Found, fields: dict[str, object]) -> None:
         [written] = self._store.write([Change(document.reference, document.update_time, fields)])
         if written.applied:
-            run.tally["failed"] += 1
-            run.tally["poisoned"] += 1
+            run.tally[Count.FAILED] += 1
+            run.tally[Count.POISONED] += 1
             log_event(
                 logger,
                 logging.WARNING,

@@ -11,7 +11,7 @@ from firestore_outbox.fields import AGGREGATE_ID, NEXT_ATTEMPT_AT, STATUS, UPDAT
 from firestore_outbox.firestore.cas import Change
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.partitioned.partitions import HELD
-from firestore_outbox.relay.transitions import plan_lease
+from firestore_outbox.relay.transitions import Planned, plan_lease
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
@@ -52,7 +52,7 @@ def take_head(
     if isinstance(due_at, datetime.datetime):
         lag_ms = round((now - due_at).total_seconds() * 1000)
     plan = plan_lease(document.id, data, instance=instance, max_attempts=config.max_attempts)
-    if plan.kind != "leased" or plan.event is None:
+    if plan.kind is not Planned.LEASED or plan.event is None:
         fields = dict(plan.fields)
         holds = config.partitions.holds_failed
         if holds and isinstance(data.get(AGGREGATE_ID), str):

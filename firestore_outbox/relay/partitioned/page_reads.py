@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from firestore_outbox.relay.partitioned.scan import open_events
 from firestore_outbox.relay.ramp import bucket, pace
+from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
@@ -47,7 +48,7 @@ class PageReads:
     def feed(self, run: Pipeline, partition: int, page: list[Found]) -> None:
         """A first page read before the claim (a nudge's, `nudged`), current: taken as if
         this reader had read it."""
-        run.tally["batches"] += 1
+        run.tally[Count.BATCHES] += 1
         self._cursors[partition] = None
         self._took(partition, page, self._limit)
 
@@ -96,7 +97,7 @@ class PageReads:
                 continue
             del self._reading[partition]
             page = future.result()
-            run.tally["batches"] += 1
+            run.tally[Count.BATCHES] += 1
             if partition not in self._cursors:
                 continue  # lost meanwhile
             self._took(partition, page, limit)

@@ -28,6 +28,7 @@ from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.fields import CREATED_AT
 from firestore_outbox.relay.partitioned.scan import open_events
+from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -62,7 +63,7 @@ def recheck(
     claimed = leases.claim(run.instance, len(again), skip=skip, rng=_rng)
     for held in claimed:
         reads.resume(held.partition)
-    run.tally["partitionsClaimed"] += len(claimed)
+    run.tally[Count.PARTITIONS_CLAIMED] += len(claimed)
     return claimed
 
 

@@ -12,7 +12,6 @@ page is out (`after_first_page`), by counts the fan-out bounds.
 from __future__ import annotations
 
 import datetime
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.partitioned.scan import OPEN, Healed, heal_unpartitioned, needs_heal
+from firestore_outbox.relay.summary import Count, Tally
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
@@ -50,7 +50,7 @@ class Survey:
     backlog: bool = False
 
 
-def survey(store: LeaseStore, config: RelayConfig, tally: Counter[str]) -> Survey:
+def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
     """Look, and heal what the look found (see the module docstring); counts what it healed
     into `tally`. The first read is also the run's first reading of Firestore's clock."""
     limit = 2 * config.partitions.count
@@ -88,7 +88,7 @@ def after_first_page(
     store: LeaseStore,
     config: RelayConfig,
     looked: Survey,
-    tally: Counter[str],
+    tally: Tally,
     fan_out: FanOut | None,
     instance: str,
 ) -> None:
@@ -99,18 +99,18 @@ def after_first_page(
         cap = config.fan_out.events * (room + 1)
         open_count, _ = store.count_at(_open(store).limit(cap), None)
         if more := wanted(open_count, config.fan_out, config.partitions):
-            tally["fannedOut"] += fan_out.start(more, instance)
+            tally[Count.FANNED_OUT] += fan_out.start(more, instance)
     if looked.backlog:
         _tally_heal(
             tally, heal_unpartitioned(store, config.partitions.count, scan_limit=HEAL_SCAN_LIMIT)
         )
 
 
-def _tally_heal(tally: Counter[str], found: Healed) -> None:
-    tally["unscheduled"] += found.missing
-    tally["healed"] += found.healed
-    tally["poisoned"] += found.parked
-    tally["failed"] += found.parked
+def _tally_heal(tally: Tally, found: Healed) -> None:
+    tally[Count.UNSCHEDULED] += found.missing
+    tally[Count.HEALED] += found.healed
+    tally[Count.POISONED] += found.parked
+    tally[Count.FAILED] += found.parked
     for event_id, written in found.refused:  # a heal that would pass 1 MiB, say
         count_refused(tally, event_id, 0, written, "heal")
 

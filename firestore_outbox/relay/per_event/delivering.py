@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from firestore_outbox.relay.pipeline import InFlight, Pipeline, hand_to
 from firestore_outbox.relay.ramp import RampGovernor, RampSchedule
 from firestore_outbox.relay.settling.settler import Settler
 from firestore_outbox.relay.store import LeaseStore
+from firestore_outbox.relay.summary import Count, Tally
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import DueDocument
@@ -50,7 +50,7 @@ def open_pipeline(
     *,
     deadline: float,
     instance: str,
-    tally: Counter[str],
+    tally: Tally,
     ramp: RampGovernor | None,
     on_settled: OnSettled | None = None,
 ) -> Iterator[Pipeline]:
@@ -86,7 +86,7 @@ def deliver_batch(
     `Relay.deliver()`."""
     if pipeline.breaker.open:
         return  # leasing now would only hand the events back: the channel is broken
-    pipeline.tally["batches"] += 1
+    pipeline.tally[Count.BATCHES] += 1
     leases = lease_batch(store, snapshots, pipeline.instance, pipeline.tally, config)
     pipeline.in_flight.acquire(len(leases))
     for lease in leases:

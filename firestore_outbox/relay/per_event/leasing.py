@@ -7,7 +7,6 @@ import datetime
 import logging
 import math
 import time
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,8 +16,8 @@ from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.outcomes import count_refused
-from firestore_outbox.relay.summary import StopReason
-from firestore_outbox.relay.transitions import plan_lease
+from firestore_outbox.relay.summary import Count, StopReason, Tally
+from firestore_outbox.relay.transitions import Planned, plan_lease
 from firestore_outbox.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ _UNSCHEDULED_SCAN_LIMIT = 1000
 
 
 def look_for_due(
-    store: LeaseStore, config: RelayConfig, tally: Counter[str], *, look_for_abandoned: bool
+    store: LeaseStore, config: RelayConfig, tally: Tally, *, look_for_abandoned: bool
 ) -> tuple[list[DueDocument], int]:
     """Due events, abandoned leases first; and how many were abandoned. "Now" is
     Firestore's, never ahead of it: a lease is taken back only once it has surely expired."""
@@ -65,7 +64,7 @@ def look_for_due(
         if pending:
             oldest = pending[0].get(NEXT_ATTEMPT_AT)
             lag_ms = round((now - oldest).total_seconds() * 1000)
-            tally["lagMs"] = max(tally["lagMs"], lag_ms)
+            tally[Count.LAG_MS] = max(tally[Count.LAG_MS], lag_ms)
         snapshots += pending
     return snapshots, abandoned
 
@@ -74,7 +73,7 @@ def lease_batch(
     store: LeaseStore,
     snapshots: Sequence[DueDocument],
     instance: str,
-    tally: Counter[str],
+    tally: Tally,
     config: RelayConfig,
 ) -> list[Lease]:
     """Take every due event with one conditional write each: a lease, or FAILED for a
@@ -99,15 +98,15 @@ def lease_batch(
         event_id = change.ref.id
         attempt = plan.event.attempts if plan.event else 0
         if written.outcome is WriteOutcome.LOST or written.transient:
-            tally["contended"] += 1  # another relay changed it first: it is theirs
+            tally[Count.CONTENDED] += 1  # another relay changed it first: it is theirs
             continue
         if written.outcome is WriteOutcome.REFUSED:
             count_refused(tally, event_id, attempt, written, "lease")
             continue
-        tally["reclaimed"] += plan.reclaim
-        if plan.event is None or plan.kind != "leased":
-            tally["failed"] += 1
-            tally["poisoned"] += plan.event is None
+        tally[Count.RECLAIMED] += plan.reclaim
+        if plan.event is None or plan.kind is not Planned.LEASED:
+            tally[Count.FAILED] += 1
+            tally[Count.POISONED] += plan.event is None
             log_event(
                 logger,
                 logging.WARNING,
@@ -121,7 +120,7 @@ def lease_batch(
             )
         else:
             assert written.update_time is not None
-            tally["leased"] += 1
+            tally[Count.LEASED] += 1
             settle_on = Change(change.ref, written.update_time, {})
             leases.append(Lease(plan.event, settle_on, leased_at, plan.event.attempts + 1))
     return leases
@@ -133,7 +132,7 @@ def drain_due(relay: Relay, run: Pipeline) -> StopReason:
     whatever the backlog). Returns why it stopped."""
     # The counts also give the first reading of Firestore's clock.
     unscheduled = find_unscheduled(relay.store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
-    run.tally["unscheduled"] += unscheduled.count
+    run.tally[Count.UNSCHEDULED] += unscheduled.count
     for start in range(0, len(unscheduled.found), relay.config.batch_size):
         run.in_flight.wait_below(relay.config.batch_size)
         relay.deliver(run, unscheduled.found[start : start + relay.config.batch_size])

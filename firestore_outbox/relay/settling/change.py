@@ -11,14 +11,14 @@ from __future__ import annotations
 import datetime
 import logging
 import random
-from collections import Counter
 
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.publishers.base import Outcome, PublishResult, error_class
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.lease import Lease
+from firestore_outbox.relay.lease import Lease, Settled
 from firestore_outbox.relay.outcomes import count_refused
+from firestore_outbox.relay.summary import Count, Tally
 from firestore_outbox.relay.transitions import one_write_settlement, settlement
 
 # The settler's name, as before this module was split from it: log queries filter on it.
@@ -33,8 +33,8 @@ def settle_change(
     instance: str,
     now: datetime.datetime,
     rng: random.Random,
-) -> tuple[str, Change]:
-    """The kind of settle ("processed", "retried", ...) `result` calls for and its write,
+) -> tuple[Settled, Change]:
+    """The settle (`Settled`) `result` calls for and its write,
     conditional on the lease's update time; a failed delivery is logged. `now` is
     Firestore's time (a retry's `nextAttemptAt` counts from it); `instance` names the relay
     in a one-write settle (`Lease.one_write`)."""
@@ -60,16 +60,16 @@ def settle_change(
     return kind, Change(lease.change.ref, lease.change.expected_update_time, fields)
 
 
-def count_settled(tally: Counter[str], lease: Lease, kind: str, written: Written | None) -> None:
+def count_settled(tally: Tally, lease: Lease, kind: Settled, written: Written | None) -> None:
     """Count a settle of `kind` by its write's outcome (None: not settled in time) into
     `tally`; a lost lease is logged, a refused write counted and logged as such."""
     event_id = lease.event.event_id
     if written is None or written.transient:
-        tally["unsettled"] += 1
+        tally[Count.UNSETTLED] += 1
     elif written.applied:
-        tally[kind] += 1
+        tally[kind.tallied] += 1
     elif written.outcome is WriteOutcome.LOST:
-        tally["lostLeases"] += 1
+        tally[Count.LOST_LEASES] += 1
         log_event(
             logger,
             logging.WARNING,

@@ -31,10 +31,12 @@ from firestore_outbox.relay.config import RelayConfig
 # Re-exported: `Lease` and `OnSettled` lived here, and tests import them from here.
 from firestore_outbox.relay.lease import Lease as Lease
 from firestore_outbox.relay.lease import OnSettled as OnSettled
+from firestore_outbox.relay.lease import Settled
 from firestore_outbox.relay.ramp import RampGovernor, bucket, pace
 from firestore_outbox.relay.settling.change import count_settled, settle_change
 from firestore_outbox.relay.settling.writes import write_settles
 from firestore_outbox.relay.store import LeaseStore
+from firestore_outbox.relay.summary import Count, Tally
 
 _STOP = None
 _WAKE_SECONDS = 0.1  # how often a publish waiting for settles looks whether the settler stopped
@@ -61,7 +63,7 @@ class Settler:
         ramp: RampGovernor | None = None,
     ) -> None:
         self._ramp = ramp
-        self.tally: Counter[str] = Counter()
+        self.tally: Tally = Counter()
         self._on_settled = on_settled
         self._instance = instance
         self._deadline = deadline
@@ -166,8 +168,8 @@ class Settler:
         """After the settler stopped: what was sent, or leased by a write, stays unsettled
         (delivered again later); what was neither is released."""
         for lease, result in items:
-            kind = "released" if lease.one_write and result is None else "unsettled"
-            self.tally[kind] += 1
+            kind = Settled.RELEASED if lease.one_write and result is None else Settled.UNSETTLED
+            self.tally[kind.tallied] += 1
             self._told(lease, kind, None)
 
     def _settle(self, items: list[tuple[Lease, PublishResult | None]]) -> None:
@@ -178,8 +180,8 @@ class Settler:
             (lease, result) for lease, result in items if not (lease.one_write and result is None)
         ]
         for lease in unsent:  # never sent and never leased by a write: nothing to undo
-            self.tally["released"] += 1
-            self._told(lease, "released", None)
+            self.tally[Count.RELEASED] += 1
+            self._told(lease, Settled.RELEASED, None)
         changes, kinds = [], []
         for lease, result in items:
             kind, change = settle_change(
@@ -203,6 +205,6 @@ class Settler:
         if late is not None:
             raise late  # Firestore stayed unreachable: the run stops with an error
 
-    def _told(self, lease: Lease, kind: str, written: Written | None) -> None:
+    def _told(self, lease: Lease, kind: Settled, written: Written | None) -> None:
         if self._on_settled is not None:
             self._on_settled(lease, kind, written)

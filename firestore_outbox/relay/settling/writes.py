@@ -15,13 +15,13 @@ import itertools
 import math
 import random
 import time
-from collections import Counter
 from collections.abc import Callable
 
 from firestore_outbox.fields import PROCESSING_INSTANCE_ID
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.relay.outcomes import TRANSIENT_ERRORS, backoff_pause
 from firestore_outbox.relay.store import LeaseStore
+from firestore_outbox.relay.summary import Count, Tally
 
 
 def write_settles(
@@ -32,7 +32,7 @@ def write_settles(
     lock_timeout: float,
     instance: str,
     rng: random.Random,
-    tally: Counter[str],
+    tally: Tally,
     landing: Callable[[bool], None] = lambda _: None,
 ) -> tuple[list[Written | None], Exception | None]:
     """Every change's outcome (None: not settled in time), retrying transient failures
@@ -64,7 +64,7 @@ def write_settles(
         if time.monotonic() + pause >= deadline:
             late = error  # what is left stays PROCESSING until its lease expires
             break
-        tally["settleRetries"] += 1
+        tally[Count.SETTLE_RETRIES] += 1
         time.sleep(pause)
     return _read_back(store, changes, written, resent, deadline, instance, tally), late
 
@@ -76,7 +76,7 @@ def _read_back(
     resent: set[int],
     deadline: float,
     instance: str,
-    tally: Counter[str],
+    tally: Tally,
 ) -> list[Written | None]:
     """Settles that came back LOST but may have lost only to their own first send: the
     ones found as this relay wrote them were applied (no reads when none is uncertain)."""
@@ -87,7 +87,7 @@ def _read_back(
     ]
     if not doubtful:
         return written
-    tally["settlesReadBack"] += len(doubtful)
+    tally[Count.SETTLES_READ_BACK] += len(doubtful)
     holding = {PROCESSING_INSTANCE_ID: instance}
     try:
         found = store.landed([changes[n] for n in doubtful], holding, deadline=deadline)
