@@ -1,10 +1,12 @@
 """`PartitionDrain`: one run of the partitioned relay.
 
     read a few open events ── none: done (one read when idle)
-      └─ heal events without a partition among them ─ claim a few free partitions ─────┐
+      └─ find events without a partition, if any ─ claim a few free partitions ─────────┐
          ┌─────────────────────────────────────────────────────────────────────────────┘
          └─ read a page of each, all at once ─ publish aggregate heads (`head_sender`) ─
-            settle each with ONE write conditional on its read update time ─ next pages ...
+            settle each with ONE write conditional on its read update time (an event found
+            without a partition is merged into its partition's pages, healed by its settle)
+            ─ next pages ...
             ─ once none is left to read, claim the next few while the last events go out;
             release each partition once everything read from it is settled; until every
             partition was visited or the budget is spent
@@ -35,13 +37,19 @@ from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
-from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, after_first_page, survey
+from firestore_outbox.relay.partitioned.survey import (
+    HELD_READ_LIMIT,
+    after_first_page,
+    find_more,
+    survey,
+)
 from firestore_outbox.relay.summary import StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.attempts import Attempts
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.fan_out import FanOut
+    from firestore_outbox.relay.partitioned.unhealed import Unhealed
     from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
@@ -115,7 +123,7 @@ class PartitionDrain:
                 self._after_first_page = lambda: beside.submit(after_first_page, *args)
             try:
                 with ThreadPoolExecutor(self._config.partitions_per_claim, "relay-pages") as pages:
-                    return self._drain(run, held, set(looked.empty), pages)
+                    return self._drain(run, held, set(looked.empty), pages, looked.unhealed)
             finally:
                 # Every settle lands (or gives up) before the partitions are released: the
                 # next holder must not find an event delivered here still PENDING.
@@ -136,14 +144,17 @@ class PartitionDrain:
         held: dict[int, HeldPartition],
         visited: set[int],
         pages: ThreadPoolExecutor,
+        unhealed: Unhealed | None,
     ) -> StopReason:
         """Claim, read and deliver in one loop, so that no round trip waits for another it
         does not need: the pages of the partitions held are read at once; the next
         partitions are claimed as soon as the ones held have no page left to read (while
         their last events are still being published); a partition is released as soon as
         every event read from it is settled. `held` is kept up to date for the caller."""
-        reads = PageReads(self._store, self.aggregates, pages, self._config.batch_size)
+        size = self._config.batch_size
+        reads = PageReads(self._store, self.aggregates, pages, size, unhealed)
         exhausted = False
+        healed = run.tally["healed"]  # when events without a partition were last looked for
 
         def more() -> bool:  # anything left to read or claim
             return bool(reads.open) or not exhausted
@@ -185,7 +196,18 @@ class PartitionDrain:
             reading = reads.open
             self._release(held, [p for p in held if p not in reading])
             if not self._sender.deliver(run, held, more=more, work=work):
-                return StopReason.DRAINED
+                if unhealed is None or not unhealed.more or run.tally["healed"] == healed:
+                    return StopReason.DRAINED
+                # Every partition visited, the events without one were more than a scan
+                # takes, and some of those found went (not all held, nor in partitions others
+                # hold): look again, and visit the partitions they belong in.
+                healed = run.tally["healed"]
+                unhealed = find_more(self._store, self._config, run.tally)
+                reads.heal(unhealed)
+                self._started = self._store.clock.latest()
+                visited.update(range(self._config.partitions))
+                visited.difference_update(unhealed.partitions())
+                exhausted = False
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(

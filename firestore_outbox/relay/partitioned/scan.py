@@ -121,7 +121,7 @@ def heal_unpartitioned(
             page_query = page_query.start_after({"__name__": after})
         page = store.run(page_query)
         scanned += len(page)
-        changes = [c for c in (_heal(d, partitions) for d in page) if c is not None]
+        changes = [heal_change(d, partitions) for d in page if needs_heal(d.to_dict(), partitions)]
         for change, written in zip(changes, store.write(changes), strict=True):
             is_park = change.fields is not None and STATUS in change.fields
             parked += written.applied and is_park
@@ -144,26 +144,33 @@ def _has_partition(data: dict[str, Any], partitions: int) -> bool:
     return isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored < partitions
 
 
-def _heal(document: Found, partitions: int) -> Change | None:
+def heal_change(document: Found, partitions: int) -> Change:
+    """The write that heals an open event `needs_heal` says needs it: its partition (the
+    one stored when usable, else its aggregate's), `sequence` and `nextAttemptAt`; a park
+    as FAILED instead when it could never be sent."""
     data = document.to_dict() or {}
-    if not needs_heal(data, partitions):
-        return None
-    stored = data.get(PARTITION)
-    has_partition = _has_partition(data, partitions)
     try:
         event = OutboxEvent.from_document(document.id, data)
     except PoisonEvent as exc:  # it could never be sent: parked now, with its reason
         park = parked(None)
         park["lastError"] = bounded_error(f"poison event: {exc}")
         return Change(document.reference, document.update_time, park)
-    fields: dict[str, Any] = {
-        PARTITION: stored if has_partition else partition_of(event.aggregate_id, partitions),
-        # Not `updatedAt`: healing is no state change, and a lease of 0.2 is timed by it.
-        SEQUENCE: data[SEQUENCE] if isinstance(data.get(SEQUENCE), int) else 0,
-    }
+    stored = data.get(PARTITION)
+    partition = stored if _has_partition(data, partitions) else None
+    if partition is None:
+        partition = partition_of(event.aggregate_id, partitions)
+    return Change(document.reference, document.update_time, heal_fields(data, partition))
+
+
+def heal_fields(data: dict[str, Any], partition: int) -> dict[str, Any]:
+    """What healing writes on an event that now belongs to `partition`. Not `updatedAt`:
+    healing is no state change, and a lease of 0.2 is timed by it."""
+    fields: dict[str, Any] = {PARTITION: partition}
+    sequence = data.get(SEQUENCE)
+    fields[SEQUENCE] = sequence if isinstance(sequence, int) else 0
     if not isinstance(data.get(NEXT_ATTEMPT_AT), datetime.datetime):
         fields[NEXT_ATTEMPT_AT] = SERVER_TIMESTAMP
-    return Change(document.reference, document.update_time, fields)
+    return fields
 
 
 def _open(store: LeaseStore) -> Any:
