@@ -200,7 +200,12 @@ class PartitionDrain:
                     return StopReason.DRAINED
                 # Every partition visited, the events without one were more than a scan
                 # takes, and some of those found went (not all held, nor in partitions others
-                # hold): look again, and visit the partitions they belong in.
+                # hold): look again, and visit the partitions they belong in. Once every
+                # settle has landed and the partitions are released: the scan must not find
+                # an event sent and not yet settled (it is still PENDING without a partition).
+                if not self._settled(run):
+                    continue  # the run stops (the loop's first test says why)
+                self._release(held, list(held))
                 healed = run.tally["healed"]
                 unhealed = find_more(self._store, self._config, run.tally)
                 reads.heal(unhealed)
@@ -208,6 +213,13 @@ class PartitionDrain:
                 visited.update(range(self._config.partitions))
                 visited.difference_update(unhealed.partitions())
                 exhausted = False
+
+    def _settled(self, run: Pipeline) -> bool:
+        """Wait until every event sent is settled; False if the run stops first."""
+        while not run.in_flight.wait_below(1, _WAKE_SECONDS):
+            if run.settler.error is not None or self._stopping(run):
+                return False
+        return True
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(
