@@ -92,3 +92,23 @@ def test_more_events_without_a_partition_than_a_scan_takes_are_all_delivered_in_
     assert (summary["processed"], summary["healed"]) == (12, 12), summary
     assert summary["stoppedBy"] == "drained"
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+
+
+def test_with_per_event_leases_the_lease_write_gives_such_an_event_its_partition(
+    db: firestore.Client, settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    contract = add_mixed(db, settings, 2)  # a-0, b-0, c-0 without a partition
+    relay = make_relay(db, settings, receiver.url, leases="event", ordering="none")
+    writes = record_writes(relay, monkeypatch)
+
+    summary = relay.run()
+
+    assert summary["processed"] == 6, summary
+    events = outbox(db, settings)
+    for event_id in contract:  # as the partition-led queries of `outbox status` need it
+        event = events[event_id]
+        assert (event["partition"], event["sequence"]) == (
+            partition_of(event["aggregateId"], 16),
+            0,
+        )
+    assert {writes[e] for e in contract} == {2}  # the lease (which healed it) and the settle

@@ -9,8 +9,9 @@ Firestore limits to about 500 writes/s):
 
 Events written before partitions existed, or by another producer, have no `partition` (or
 no `sequence`) and match neither; nor do events written with a larger `RELAY_PARTITIONS`.
-Like `firestore_outbox.relay.unscheduled`, two counts at one read time tell whether there are any
-(the normal case costs two aggregations); only then are they found in document-name order and
+Like `firestore_outbox.relay.unscheduled`, counts at one read time tell whether there are any
+(the open events, and those of each chunk of 15 partitions: the normal case costs one
+aggregation more than there are chunks); only then are they found in document-name order and
 healed: one conditional write each sets `partition`, `sequence` 0 and, when missing,
 `nextAttemptAt`, after which the partition's holder sees them in commit order.
 """
@@ -27,7 +28,13 @@ from firestore_outbox.fields import CREATED_AT, NEXT_ATTEMPT_AT, STATUS, EventSt
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.publishers.base import bounded_error
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
-from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE, partition_of
+from firestore_outbox.relay.partitioned.partitions import (
+    HELD,
+    PARTITION,
+    SEQUENCE,
+    partition_chunks,
+    partition_of,
+)
 from firestore_outbox.relay.transitions import parked
 
 if TYPE_CHECKING:
@@ -76,14 +83,19 @@ def count_unpartitioned(
     another count): two counts at one read time; `counted`, the open events already counted
     and the read time of that count, spares the first."""
     total, read_time = counted or store.count_at(_open(store), None)
-    partitioned, _ = store.count_at(
-        _open(store)
-        .where(filter=FieldFilter(PARTITION, ">=", 0))
-        .where(filter=FieldFilter(PARTITION, "<", partitions))
-        .order_by(PARTITION),
-        read_time,
+    partitioned = sum(
+        store.count_at(query, read_time)[0] for query in partitioned_open(store, partitions)
     )
     return max(0, total - partitioned)
+
+
+def partitioned_open(store: LeaseStore, partitions: int) -> list[Any]:
+    """The open events of partitions `0 .. partitions - 1`, a query per chunk of them
+    (equalities only: single-field indexes serve them, no composite led by `status`)."""
+    return [
+        store.in_partitions(chunk).where(filter=FieldFilter(STATUS, "in", OPEN))
+        for chunk in partition_chunks(partitions, per_partition=len(OPEN))
+    ]
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,11 @@ def heal_unpartitioned(
 def needs_heal(data: dict[str, Any], partitions: int) -> bool:
     """Whether an open event's fields keep it out of the partition queries."""
     return not (_has_partition(data, partitions) and isinstance(data.get(SEQUENCE), int))
+
+
+def needs_partition(data: dict[str, Any], partitions: int) -> bool:
+    """Whether an event's stored `partition` is missing or not below `partitions`."""
+    return not _has_partition(data, partitions)
 
 
 def _has_partition(data: dict[str, Any], partitions: int) -> bool:
