@@ -32,6 +32,11 @@ class Watches:
     def is_active(self) -> bool:
         return all(watch.is_active for watch in self.watches)
 
+    @property
+    def has_pushed(self) -> bool:
+        """Whether every stream has sent its first snapshot."""
+        return all(watch.has_pushed for watch in self.watches)
+
     def unsubscribe(self) -> None:
         for watch in self.watches:
             watch.unsubscribe()  # type: ignore[no-untyped-call]
