@@ -87,8 +87,13 @@ class Unhealed:
         return merged
 
 
+# Documents a scan page reads. The scan comes before these events are delivered: on the
+# emulator, 5,000 events took 3.7 s in pages of 250 and 1.1 s in pages of 1,000.
+SCAN_PAGE = 1000
+
+
 def find_unhealed(
-    store: LeaseStore, partitions: int, *, scan_limit: int, page_size: int = 250
+    store: LeaseStore, partitions: int, *, scan_limit: int, page_size: int = SCAN_PAGE
 ) -> Unhealed:
     """Read at most `scan_limit` open events in document-name order and keep those without
     a usable partition under the partition they belong in; a poison one (it could never be
