@@ -131,7 +131,8 @@ class PartitionDrain:
                     if run.settler.error is not None:
                         break
                 self._release(held, list(held), unsettled_too=True)
-                self._start_after_first_page().result()  # its Firestore error ends the run
+                if self._after is not None:  # none when no page came: nothing went out
+                    self._after.result()  # its Firestore error ends the run
 
     def _start_after_first_page(self) -> Future[None]:
         if self._after is None:
