@@ -5,9 +5,9 @@
 Writes the backlog first when told to (`"seed": n`, with the `app` it imports), builds its
 Firestore client (metered on the wire, `firestore_outbox.testing.metering`) and relay, prints
 `{"ready": ...}`, waits for a line on stdin (so that start-up stays outside the timing and
-concurrent relays start together), drains until its relay finds nothing due, then prints one JSON
-line: wall-clock start and end, the process's CPU seconds over the drain, the documents read and
-written, and the relay's summary counts summed over its runs.
+concurrent relays start together), drains until a run of its relay delivers nothing, then
+prints one JSON line: wall-clock start and end, the process's CPU seconds over the drain, the
+documents read and written, and the relay's summary counts summed over its runs.
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ def drain_relay(db: Any, settings: Any, spec: dict[str, Any]) -> Counter[str]:
         totals["runs"] += 1
         if summary["status"] != "ok":
             raise SystemExit(f"relay failed: {summary}")
-        if summary["stoppedBy"] == "drained":
+        # Drained, and this run delivered nothing: a run that stopped with events it had
+        # not reached (another producer's beyond a heal scan, say) says drained too.
+        if summary["stoppedBy"] == "drained" and not summary["processed"]:
             return totals
 
 
@@ -112,7 +114,8 @@ def main() -> None:
     if spec.get("firestoreTimeoutSeconds"):  # a relay slowed down (under valgrind) waits longer
         settings = replace(settings, firestore_timeout_seconds=spec["firestoreTimeoutSeconds"])
     if spec.get("seed"):  # on a client of its own: not metered
-        seed(Settings(project_id=spec["project"], emulator_host=spec["seedEmulator"]), spec["seed"])
+        seeding = Settings(project_id=spec["project"], emulator_host=spec["seedEmulator"])
+        seed(seeding, spec["seed"], spec.get("shape", "project"))
     db = get_db_client(settings)
     counts = bench_meter()(db)
     print(json.dumps({"ready": True, "app": TREE.where}), flush=True)

@@ -34,12 +34,14 @@ PROJECT = "bench-outbox"
 
 @dataclass(frozen=True)
 class Scenario:
-    """Downstream answer latency, an added Firestore round trip, how many relays at once."""
+    """Downstream answer latency, an added Firestore round trip, how many relays at once,
+    and the backlog's shape (`bench/workloads.py`: `project` or `contract`)."""
 
     name: str
     downstream_ms: float = 0.0
     firestore_rtt_ms: float = 0.0
     relays: int = 1
+    shape: str = "project"
 
 
 SCENARIOS = {
@@ -49,6 +51,9 @@ SCENARIOS = {
         Scenario("downstream-10ms", downstream_ms=10.0),
         Scenario("firestore-rtt-40ms", firestore_rtt_ms=40.0),
         Scenario("four-relays", relays=4),
+        # Events another producer wrote with the contract's fields only: the relay heals them.
+        Scenario("contract-shape-0ms", shape="contract"),
+        Scenario("contract-shape-10ms", downstream_ms=10.0, shape="contract"),
     )
 }
 
@@ -163,6 +168,7 @@ def run(
         spec["telemetry"] = variant.telemetry
         # The backlog is written straight to the emulator, not through the slow link.
         spec.update(url=tally["url"], config=config, seed=events, seedEmulator=emulator)
+        spec["shape"] = scenario.shape
         workers = start_workers(stack, scenario.relays, spec, pythonpath)
         server_cpu = ServerCpu(servers)
         server_cpu.start()

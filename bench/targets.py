@@ -53,6 +53,10 @@ def beyond_one(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# Each contract-shape scenario and the scenario of the same run with the project's own events.
+PROJECT_SHAPE = {"contract-shape-0ms": "downstream-0ms", "contract-shape-10ms": "downstream-10ms"}
+
+
 def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
     """Per scenario and relay variant: events/s over the reference loop's and over today's
     relay's in the same scenario (of the medians, and within each repeat), and (several
@@ -67,6 +71,9 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
             "overReference": _ratio(eps, _eps(rows, "reference", scenario)),
             "overToday": _ratio(eps, _eps(rows, "today", scenario)) if name != "today" else None,
         }
+        if (project := PROJECT_SHAPE.get(scenario)) is not None:
+            entry["overProjectShape"] = _ratio(eps, _eps(rows, name, project))
+            entry["overProjectShapeByRepeat"] = _paired(rows, row, name, project)
         if row["relays"] > 1:
             entry["overOneRelay"] = _ratio(eps, _eps(rows, name, "downstream-0ms"))
             entry["overOneRelayByRepeat"] = _paired(rows, row, name, "downstream-0ms")
@@ -124,6 +131,9 @@ def targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
             check("lostRacesPerEventFourRelays", lost, "near 0 (<= 0.01)", lost <= 0.01)
             alone = table[row["scenario"]][candidate].get("overOneRelay")
             check("fourRelaysOverOne", alone, ">= 1", (alone or 0) >= 1)
+    for scenario in PROJECT_SHAPE:  # issue 25: another producer's events drain as fast
+        shape = table.get(scenario, {}).get(candidate, {}).get("overProjectShape")
+        check(f"contractShapeOverProjectShape{scenario[15:]}", shape, ">= 0.8", (shape or 0) >= 0.8)
     single = _row(rows, candidate, "downstream-0ms")
     if single is not None:
         cpu = single["cpuMsPerEvent"]

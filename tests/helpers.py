@@ -22,6 +22,7 @@ from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.publishers.base import Delivery, PublishResult
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
+from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
 
 # Short timeouts and backoff so retries and lease expiry happen within a test.
 FAST = RelayConfig(
@@ -123,6 +124,16 @@ def add_raw_event(
     }
     db.collection(settings.outbox_collection).document(event_id).set(document)
     return document
+
+
+def add_own_event(
+    db: firestore.Client, settings: Settings, event_id: str, **fields: Any
+) -> dict[str, Any]:
+    """`add_raw_event` with the partition and sequence the project's own producer writes
+    (`RELAY_PARTITIONS` 16): an event the operations commands' partition-led queries see."""
+    aggregate = str(fields.get("aggregateId", f"order-{event_id}"))
+    own = {"partition": partition_of(aggregate, DEFAULT_PARTITIONS), "sequence": 0}
+    return add_raw_event(db, settings, event_id, **{**own, **fields})
 
 
 def run_until(

@@ -18,7 +18,7 @@ from google.cloud import firestore
 
 from firestore_outbox.cli import main
 from firestore_outbox.config.settings import Settings
-from tests.helpers import add_orders, add_raw_event, utcnow
+from tests.helpers import add_orders, add_own_event, utcnow
 
 DAY = dt.timedelta(days=1)
 
@@ -55,13 +55,14 @@ def run_outbox(
 
 @pytest.fixture(name="prepared")
 def prepared_outbox(db: firestore.Client, settings: Settings) -> dict[str, Any]:
-    """An outbox with every kind of event an operator meets."""
+    """An outbox with every kind of event an operator meets, each as the project's own
+    producer wrote it (with its partition) and a relay left it."""
     now = utcnow()
     due = add_orders(db, settings, 2)
     failed = "gave up after attempt 5: HTTP 503: busy"
-    add_raw_event(db, settings, "f-503a", status="FAILED", attempts=5, lastError=failed)
-    add_raw_event(db, settings, "f-503b", status="FAILED", attempts=5, lastError=failed)
-    add_raw_event(
+    add_own_event(db, settings, "f-503a", status="FAILED", attempts=5, lastError=failed)
+    add_own_event(db, settings, "f-503b", status="FAILED", attempts=5, lastError=failed)
+    add_own_event(
         db,
         settings,
         "f-422",
@@ -71,14 +72,14 @@ def prepared_outbox(db: firestore.Client, settings: Settings) -> dict[str, Any]:
         lastError="rejected after attempt 1: HTTP 422",
     )
     for n in range(3):
-        add_raw_event(db, settings, f"old-{n}", status="PROCESSED", processedAt=now - 10 * DAY)
-    add_raw_event(db, settings, "recent", status="PROCESSED", processedAt=now - 6 * DAY)
+        add_own_event(db, settings, f"old-{n}", status="PROCESSED", processedAt=now - 10 * DAY)
+    add_own_event(db, settings, "recent", status="PROCESSED", processedAt=now - 6 * DAY)
     stamped = now - 2 * DAY
-    add_raw_event(
+    add_own_event(
         db, settings, "stamped", status="PROCESSED", processedAt=stamped, expireAt=stamped + DAY
     )
     hour_ago = now - dt.timedelta(hours=1)
-    add_raw_event(
+    add_own_event(
         db,
         settings,
         "stuck",
@@ -87,8 +88,8 @@ def prepared_outbox(db: firestore.Client, settings: Settings) -> dict[str, Any]:
         updatedAt=hour_ago,
         processingInstanceId="dead-relay",
     )
-    add_raw_event(db, settings, "leased", status="PROCESSING", attempts=1)
-    add_raw_event(db, settings, "later", nextAttemptAt=now + dt.timedelta(hours=1))
+    add_own_event(db, settings, "leased", status="PROCESSING", attempts=1)
+    add_own_event(db, settings, "later", nextAttemptAt=now + dt.timedelta(hours=1))
     return {"due": due, "now": now}
 
 

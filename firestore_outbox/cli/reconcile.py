@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         for e in found.unscheduled_events
     ]
     _section(
-        "PENDING without a timestamp nextAttemptAt (the next relay run leases them)",
+        "PENDING without a timestamp nextAttemptAt or a partition (the next relay run takes them)",
         found.counts["unscheduled"],
         ("eventId", "nextAttemptAt", "created at"),
         unscheduled,

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         named = ", ".join(status.unscheduled_ids)
         more = status.unscheduled - len(status.unscheduled_ids)
         unscheduled = (
-            f" ({status.unscheduled} without nextAttemptAt: {named}"
+            f" ({status.unscheduled} without nextAttemptAt or partition: {named}"
             f"{f' and {more} more' if more > 0 else ''})"
         )
     notes = {

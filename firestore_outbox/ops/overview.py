@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from google.cloud.firestore import FieldFilter
 
-from firestore_outbox.fields import STATUS, UPDATED_AT, EventStatus
+from firestore_outbox.fields import PARTITION, STATUS, UPDATED_AT, EventStatus
 from firestore_outbox.ops.held import HeldAggregate, list_held
-from firestore_outbox.ops.purge import processed_query
-from firestore_outbox.ops.scan import count
+from firestore_outbox.ops.purge import processed_queries
+from firestore_outbox.ops.scan import chunks, count_each
 from firestore_outbox.ops.status import count_by_status, oldest_waiting, time_left
 from firestore_outbox.relay.partitioned.lease_documents import HOLDER, KnownLease
 from firestore_outbox.relay.store import LeaseStore
@@ -74,13 +74,17 @@ def read_overview(
     waiting = oldest_waiting(store, now, expired_before)
     oldest = max(waiting) if waiting else None
     since = now - datetime.timedelta(seconds=window_seconds)
-    delivered = count(processed_query(db, collection, ">=", since), timeout=time_left(deadline))
-    failed_lately = (
+    delivered = count_each(
+        processed_queries(db, collection, ">=", since), timeout=time_left(deadline)
+    )
+    failed_lately = [
         db.collection(collection)
+        .where(filter=FieldFilter(PARTITION, "in", chunk))
         .where(filter=FieldFilter(STATUS, "==", EventStatus.FAILED.value))
         .where(filter=FieldFilter(UPDATED_AT, ">=", since))
-    )
-    failed = count(failed_lately, timeout=time_left(deadline))
+        for chunk in chunks()
+    ]
+    failed = count_each(failed_lately, timeout=time_left(deadline))
     return Overview(
         counts,
         None if oldest is None else oldest[0].total_seconds(),

@@ -1,8 +1,11 @@
 """`purge_processed` deletes PROCESSED events past their retention; `backfill_expiry` stamps
 `expireAt` on the PROCESSED events that lack it, so a Firestore TTL policy can take over.
 
-Both page through `status == PROCESSED` ordered by `processedAt` (one composite index) and
-write each page in one `BatchWrite`, every write conditional on the update time it read.
+Both page through `status == PROCESSED` ordered by `processedAt`, a query per chunk of
+partitions with the partition first (the composite index `partition`, `status`,
+`processedAt`), and write each page in one `BatchWrite`, every write conditional on the
+update time it read. An event processed without a partition (by a relay of 0.2) is left to
+its TTL.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from firestore_outbox.fields import EXPIRE_AT, PROCESSED_AT, STATUS, EventStatus
-from firestore_outbox.ops.scan import PAGE_SIZE, count, pages
+from firestore_outbox.fields import EXPIRE_AT, PARTITION, PROCESSED_AT, STATUS, EventStatus
+from firestore_outbox.ops.scan import PAGE_SIZE, chunks, count_each, pages
 from firestore_outbox.relay.store import Change, LeaseStore
 from firestore_outbox.relay.transitions import expiry
 
@@ -24,18 +27,25 @@ if TYPE_CHECKING:
 Progress = Callable[[int], None]
 
 
-def processed_query(db: Client, collection: str, op: str, cutoff: datetime.datetime) -> Any:
-    """PROCESSED events whose `processedAt` compares to `cutoff` by `op`, oldest first."""
-    return (
+def processed_queries(
+    db: Client, collection: str, op: str, cutoff: datetime.datetime, partitions: int | None = None
+) -> list[Any]:
+    """PROCESSED events whose `processedAt` compares to `cutoff` by `op`, oldest first, a
+    query per chunk of partitions (`RELAY_PARTITIONS` unless given)."""
+    return [
         db.collection(collection)
+        .where(filter=FieldFilter(PARTITION, "in", chunk))
         .where(filter=FieldFilter(STATUS, "==", EventStatus.PROCESSED.value))
         .where(filter=FieldFilter(PROCESSED_AT, op, cutoff))
         .order_by(PROCESSED_AT)
-    )
+        for chunk in chunks(partitions)
+    ]
 
 
-def count_processed(db: Client, collection: str, op: str, cutoff: datetime.datetime) -> int:
-    return count(processed_query(db, collection, op, cutoff))
+def count_processed(
+    db: Client, collection: str, op: str, cutoff: datetime.datetime, partitions: int | None = None
+) -> int:
+    return count_each(processed_queries(db, collection, op, cutoff, partitions))
 
 
 def purge_processed(
@@ -46,16 +56,17 @@ def purge_processed(
     batch_size: int = PAGE_SIZE,
     on_page: Progress | None = None,
     timeout: float = 30.0,
+    partitions: int | None = None,
 ) -> int:
     """Delete PROCESSED events processed before `cutoff`; return how many were deleted."""
     store = LeaseStore(db, collection, timeout=timeout)
     deleted = 0
-    query = processed_query(db, collection, "<", cutoff)
-    for page in pages(query.select([PROCESSED_AT]), batch_size):
-        changes = [Change(s.reference, s.update_time, None) for s in page]
-        deleted += sum(r is not None for r in store.write_if_unchanged(changes))
-        if on_page is not None:
-            on_page(len(page))
+    for query in processed_queries(db, collection, "<", cutoff, partitions):
+        for page in pages(query.select([PROCESSED_AT]), batch_size):
+            changes = [Change(s.reference, s.update_time, None) for s in page]
+            deleted += sum(r is not None for r in store.write_if_unchanged(changes))
+            if on_page is not None:
+                on_page(len(page))
     return deleted
 
 
@@ -68,22 +79,22 @@ def backfill_expiry(
     batch_size: int = PAGE_SIZE,
     on_page: Progress | None = None,
     timeout: float = 30.0,
+    partitions: int | None = None,
 ) -> int:
     """Set `expireAt = processedAt + retention` on PROCESSED events processed at or after
     `cutoff` that have none; return how many were stamped."""
     store = LeaseStore(db, collection, timeout=timeout)
     stamped = 0
-    query = processed_query(db, collection, ">=", cutoff)
-    for page in pages(query.select([PROCESSED_AT, EXPIRE_AT]), batch_size):
-        changes = []
-        for snapshot in page:
-            data = snapshot.to_dict() or {}
-            expire_at = expiry(data[PROCESSED_AT], retention_seconds)
-            if data.get(EXPIRE_AT) is None and expire_at is not None:
-                changes.append(
-                    Change(snapshot.reference, snapshot.update_time, {EXPIRE_AT: expire_at})
-                )
-        stamped += sum(r is not None for r in store.write_if_unchanged(changes))
-        if on_page is not None:
-            on_page(len(page))
+    for query in processed_queries(db, collection, ">=", cutoff, partitions):
+        for page in pages(query.select([PROCESSED_AT, EXPIRE_AT]), batch_size):
+            changes = []
+            for snapshot in page:
+                data = snapshot.to_dict() or {}
+                expire_at = expiry(data[PROCESSED_AT], retention_seconds)
+                if data.get(EXPIRE_AT) is None and expire_at is not None:
+                    fields = {EXPIRE_AT: expire_at}
+                    changes.append(Change(snapshot.reference, snapshot.update_time, fields))
+            stamped += sum(r is not None for r in store.write_if_unchanged(changes))
+            if on_page is not None:
+                on_page(len(page))
     return stamped

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from firestore_outbox.firestore.deadline import bounded_retry
+from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_chunks
 
 # Firestore commits at most 500 writes at once; pages of that size feed one write each.
 PAGE_SIZE = 500
@@ -36,6 +37,25 @@ def pages(
         cursor = page[-1]
         if left is not None:
             left -= len(page)
+
+
+def chunks(partitions: int | None = None) -> list[list[int]]:
+    """Every partition (`RELAY_PARTITIONS` unless given) in lists one `partition in` filter
+    takes. A command's query that orders or ranges by a timestamp runs once per list, the
+    partition its first filter, so that the composite index it needs leads with the
+    partition (`firestore.indexes.json`); events without a partition (another producer's,
+    not yet healed) are not among its results, and `outbox status` counts them apart."""
+    return partition_chunks(configured_partitions() if partitions is None else partitions)
+
+
+def count_each(queries: list[Any], *, timeout: float | None = None) -> int:
+    """How many documents `queries` match together (each a chunk of partitions), counted at
+    one read time."""
+    total, read_time = 0, None
+    for query in queries:
+        counted, read_time = count_at(query, read_time, timeout=timeout)
+        total += counted
+    return total
 
 
 def count(query: Any, *, timeout: float | None = None) -> int:

@@ -19,10 +19,11 @@ from firestore_outbox.fields import (
     UPDATED_AT,
     EventStatus,
 )
-from firestore_outbox.ops.scan import count, count_at, pages
+from firestore_outbox.ops.scan import chunks, count_at, count_each, pages
 from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.unscheduled import find_unscheduled
 
+PENDING, PROCESSING = EventStatus.PENDING, EventStatus.PROCESSING
 # How many PENDING documents `status` reads at most to name unscheduled events.
 _UNSCHEDULED_SCAN_LIMIT = 10_000
 _UNSCHEDULED_NAMED = 20
@@ -70,17 +71,30 @@ def read_status(
     lock_timeout_seconds: float,
     timeout: float = 30.0,
     max_failures: int = 10_000,
+    partitions: int | None = None,
 ) -> OutboxStatus:
-    """Counts by aggregation queries; the lag from the relay's own two due-event queries;
-    failures by reading `lastError` of at most `max_failures` FAILED events (a read each)."""
+    """Counts by aggregation queries; the lag from the due-event queries, per chunk of
+    partitions (`RELAY_PARTITIONS` unless given); failures by reading `lastError` of at
+    most `max_failures` FAILED events (a read each). Events without a usable partition
+    count as due and unscheduled: no partition-led query sees them."""
     events = db.collection(collection)
     counts = count_by_status(db, collection)
     store = LeaseStore(db, collection, timeout=timeout)
     expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
-    due = count(store.due_query(EventStatus.PENDING, NEXT_ATTEMPT_AT, now, 1 << 30))
-    stuck = count(store.due_query(EventStatus.PROCESSING, UPDATED_AT, expired_before, 1 << 30))
-    waiting = oldest_waiting(store, now, expired_before)
-    unscheduled = find_unscheduled(store, scan_limit=_UNSCHEDULED_SCAN_LIMIT)
+    every = chunks(partitions)
+    due = count_each(
+        [store.due_query(PENDING, NEXT_ATTEMPT_AT, now, 1 << 30, partitions=c) for c in every]
+    )
+    stuck = count_each(
+        [
+            store.due_query(PROCESSING, UPDATED_AT, expired_before, 1 << 30, partitions=c)
+            for c in every
+        ]
+    )
+    waiting = oldest_waiting(store, now, expired_before, partitions)
+    unscheduled = find_unscheduled(
+        store, scan_limit=_UNSCHEDULED_SCAN_LIMIT, partitions=sum(map(len, every))
+    )
     for snapshot in unscheduled.found:  # eligible since they were created
         created = snapshot.get(CREATED_AT)
         if isinstance(created, datetime.datetime):
@@ -126,15 +140,21 @@ def time_left(deadline: float) -> float:
 
 
 def oldest_waiting(
-    store: LeaseStore, now: datetime.datetime, expired_before: datetime.datetime
+    store: LeaseStore,
+    now: datetime.datetime,
+    expired_before: datetime.datetime,
+    partitions: int | None = None,
 ) -> list[tuple[datetime.timedelta, str]]:
-    """How long the oldest due PENDING event and the oldest abandoned lease have waited, with
-    their ids (the relay's own due-event queries, one document each)."""
+    """How long the oldest due PENDING events and the oldest abandoned leases have waited,
+    with their ids (the due-event queries, one document each, per chunk of partitions)."""
     waiting: list[tuple[datetime.timedelta, str]] = []
-    for snapshot in store.pending(now, 1):
-        waiting.append((now - snapshot.get(NEXT_ATTEMPT_AT), snapshot.id))
-    for snapshot in store.abandoned(expired_before, 1):
-        waiting.append((expired_before - snapshot.get(UPDATED_AT), snapshot.id))
+    for chunk in chunks(partitions):
+        due = store.due_query(PENDING, NEXT_ATTEMPT_AT, now, 1, partitions=chunk)
+        for snapshot in store.run(due):
+            waiting.append((now - snapshot.get(NEXT_ATTEMPT_AT), snapshot.id))
+        abandoned = store.due_query(PROCESSING, UPDATED_AT, expired_before, 1, partitions=chunk)
+        for snapshot in store.run(abandoned):
+            waiting.append((expired_before - snapshot.get(UPDATED_AT), snapshot.id))
     return waiting
 
 
@@ -144,8 +164,9 @@ def backlog_reader(
     """What `firestore_outbox.observability.metrics.BacklogGauges` reads: events per status and how
     many seconds the
     oldest eligible event has waited (None: none is due), as `outbox status` counts them
-    (without its scan for unscheduled events). A reading's six queries are all done within
-    `timeout` seconds (the Firestore deadline), or it raises."""
+    (without its scan for unscheduled events). A reading's queries (four counts, and two
+    per chunk of 30 partitions) are all done within `timeout` seconds (the Firestore
+    deadline), or it raises."""
 
     def read() -> tuple[dict[str, int], float | None]:
         deadline = time.monotonic() + timeout

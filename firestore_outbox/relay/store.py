@@ -35,6 +35,7 @@ from firestore_outbox.fields import (
     CREATED_AT,
     HELD,
     NEXT_ATTEMPT_AT,
+    PARTITION,
     STATUS,
     UPDATED_AT,
     EventStatus,
@@ -43,6 +44,8 @@ from firestore_outbox.firestore import cas
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.firestore.clock import ServerClock
 from firestore_outbox.firestore.raw import Found, run_query
+from firestore_outbox.firestore.watches import Watches
+from firestore_outbox.relay.partitioned.partitions import partition_chunks
 from firestore_outbox.relay.transitions import parked
 
 if TYPE_CHECKING:
@@ -98,9 +101,10 @@ class LeaseStore:
         limit: int,
         on_change: Callable[[list[DocumentSnapshot[Any]]], None],
         *,
-        newest: bool = False,
-    ) -> Watch:
-        """Listen to the `limit` `PENDING` events due first (`newest`: committed last);
+        newest: int = 0,
+    ) -> Watch | Watches:
+        """Listen to the `limit` `PENDING` events due first, or (`newest`, the partition
+        count) the `limit` committed last in each chunk of partitions (`newest_queries`);
         `on_change(documents)` gets the whole window, in the query's order, each time it
         changes. Firestore bills one read per document entering the window, and nothing
         while it stays the same."""
@@ -109,9 +113,14 @@ class LeaseStore:
             self.clock.observe(read_time)
             on_change(documents)
 
-        query = self.newest_query(limit) if newest else self.window_query(limit)
-        watch: Watch = query.on_snapshot(changed)
-        return watch
+        if not newest:
+            watch: Watch = self.window_query(limit).on_snapshot(changed)
+            return watch
+        queries = self.newest_queries(limit, newest)
+        if len(queries) == 1:
+            only: Watch = queries[0].on_snapshot(changed)
+            return only
+        return Watches(queries, changed)
 
     def window_query(self, limit: int) -> Any:
         """The first `limit` `PENDING` events by `nextAttemptAt`, due or not."""
@@ -121,27 +130,46 @@ class LeaseStore:
             .limit(limit)
         )
 
-    def newest_query(self, limit: int) -> Any:
-        """The last `limit` `PENDING` events committed. An event commits at the top of it
-        whatever waits before (a held aggregate's events, a retrying head's followers), so
-        a listener on it hears every commit; the first events by `nextAttemptAt` can be
-        events nobody delivers, and a commit behind them changes nothing there."""
-        return (
-            self.collection.where(filter=FieldFilter(STATUS, "==", EventStatus.PENDING.value))
+    def newest_queries(self, limit: int, partitions: int) -> list[Any]:
+        """The last `limit` `PENDING` events committed, one query per chunk of partitions
+        (one up to 30 partitions). An event commits at the top of its chunk's whatever waits
+        before (a held aggregate's events, a retrying head's followers), so a listener on
+        them hears every commit; the first events by `nextAttemptAt` can be events nobody
+        delivers, and a commit behind them changes nothing there. The partition comes
+        first: the index it needs (`partition`, `status`, `createdAt` descending) spreads
+        each commit's entry over the partitions instead of the end of one range."""
+        return [
+            self.in_partitions(chunk)
+            .where(filter=FieldFilter(STATUS, "==", EventStatus.PENDING.value))
             .order_by(CREATED_AT, direction="DESCENDING")
             .limit(limit)
-        )
+            for chunk in partition_chunks(partitions)
+        ]
 
     def due_query(
-        self, status: EventStatus, field: str, bound: datetime.datetime, limit: int
+        self,
+        status: EventStatus,
+        field: str,
+        bound: datetime.datetime,
+        limit: int,
+        *,
+        partitions: Sequence[int] | None = None,
     ) -> Any:
-        """Events in `status` whose `field` is at most `bound`, in `field` order."""
+        """Events in `status` whose `field` is at most `bound`, in `field` order; only
+        those of `partitions` when given, the partition then the query's first filter (the
+        index it needs leads with it; without, it is an index of per-event leases,
+        `firestore.indexes.event-leases.json`)."""
+        events = self.collection if partitions is None else self.in_partitions(partitions)
         return (
-            self.collection.where(filter=FieldFilter(STATUS, "==", status.value))
+            events.where(filter=FieldFilter(STATUS, "==", status.value))
             .where(filter=FieldFilter(field, "<=", bound))
             .order_by(field)
             .limit(limit)
         )
+
+    def in_partitions(self, partitions: Sequence[int]) -> Any:
+        """The events of `partitions` (at most 30): a query's first filter."""
+        return self.collection.where(filter=FieldFilter(PARTITION, "in", list(partitions)))
 
     def run(self, query: Any) -> list[Found]:
         """The documents `query` returns, decoded once; its read time sets the clock."""

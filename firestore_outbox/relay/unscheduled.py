@@ -11,6 +11,12 @@ Equal counts (the normal case) cost two aggregations. Only when they differ does
 through the `PENDING` events by document name, at most `scan_limit` documents, and return
 those without a timestamp `nextAttemptAt`, for the relay to lease (which parks a truly
 malformed one with its reason) and `outbox status` and `reconcile` to name.
+
+The second count needs a composite index (`status`, `nextAttemptAt`) that only per-event
+leases need otherwise (`firestore.indexes.event-leases.json`). The operations commands count
+by partition instead (`partitions`): `partition in chunk` first, an index led by the
+partition, one count per chunk of 30; an event without a usable partition then counts as
+unscheduled too (the partitioned relay's queries cannot see it either), and is named.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
 
-from firestore_outbox.fields import NEXT_ATTEMPT_AT, STATUS, EventStatus
+from firestore_outbox.fields import NEXT_ATTEMPT_AT, PARTITION, STATUS, EventStatus
+from firestore_outbox.relay.partitioned.partitions import partition_chunks
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
@@ -40,20 +47,33 @@ class Unscheduled:
     scanned: int = 0  # documents read to find them
 
 
-def count_unscheduled(store: LeaseStore) -> int:
-    """`PENDING` events without a timestamp `nextAttemptAt`: two counts at one read time."""
-    pending = _pending(store)
-    total, read_time = store.count_at(pending, None)
-    scheduled, _ = store.count_at(
-        pending.where(filter=FieldFilter(NEXT_ATTEMPT_AT, ">=", EARLIEST)), read_time
-    )
+def count_unscheduled(store: LeaseStore, partitions: int | None = None) -> int:
+    """`PENDING` events without a timestamp `nextAttemptAt` (with `partitions`: or without
+    a partition below it): counts at one read time."""
+    total, read_time = store.count_at(_pending(store), None)
+    scheduled = sum(store.count_at(q, read_time)[0] for q in scheduled_queries(store, partitions))
     return max(0, total - scheduled)
 
 
-def find_unscheduled(store: LeaseStore, *, scan_limit: int, page_size: int = 250) -> Unscheduled:
+def scheduled_queries(store: LeaseStore, partitions: int | None) -> list[Any]:
+    """The `PENDING` events with a timestamp `nextAttemptAt` (and with `partitions`, a
+    partition below it: a query per chunk, the partition first)."""
+    if partitions is None:
+        return [_pending(store).where(filter=FieldFilter(NEXT_ATTEMPT_AT, ">=", EARLIEST))]
+    return [
+        store.in_partitions(chunk)
+        .where(filter=FieldFilter(STATUS, "==", EventStatus.PENDING.value))
+        .where(filter=FieldFilter(NEXT_ATTEMPT_AT, ">=", EARLIEST))
+        for chunk in partition_chunks(partitions)
+    ]
+
+
+def find_unscheduled(
+    store: LeaseStore, *, scan_limit: int, page_size: int = 250, partitions: int | None = None
+) -> Unscheduled:
     """Count them, and when there are any, find them by reading at most `scan_limit`
     `PENDING` documents in document-name order."""
-    missing = count_unscheduled(store)
+    missing = count_unscheduled(store, partitions)
     if not missing:
         return Unscheduled(0)
     query = scan_query(store)
@@ -65,11 +85,19 @@ def find_unscheduled(store: LeaseStore, *, scan_limit: int, page_size: int = 250
             page_query = page_query.start_after({"__name__": after})
         page = store.run(page_query)
         scanned += len(page)
-        found += [d for d in page if not isinstance(d.get(NEXT_ATTEMPT_AT), datetime.datetime)]
+        found += [d for d in page if _unscheduled(d, partitions)]
         if len(page) < page_size:
             break
         after = page[-1].reference
     return Unscheduled(missing, found, scanned)
+
+
+def _unscheduled(document: Found, partitions: int | None) -> bool:
+    if not isinstance(document.get(NEXT_ATTEMPT_AT), datetime.datetime):
+        return True
+    partition = document.get(PARTITION)
+    usable = isinstance(partition, int) and not isinstance(partition, bool)
+    return partitions is not None and not (usable and 0 <= partition < partitions)
 
 
 def scan_query(store: LeaseStore) -> Any:

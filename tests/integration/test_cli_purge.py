@@ -9,7 +9,7 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
-from tests.helpers import add_raw_event, outbox
+from tests.helpers import add_own_event, outbox
 from tests.operator_commands import DAY, Run, prepared_outbox, run_outbox, update_times  # noqa: F401  (fixtures)
 
 RETENTION_DAYS = 7
@@ -62,7 +62,7 @@ def test_purge_takes_its_retention_from_the_environment_and_backfills_expire_at(
     assert out.splitlines()[-1] == "set expireAt on 0"
 
     monkeypatch.setenv("OUTBOX_RETENTION_SECONDS", str(30 * 86400))
-    add_raw_event(db, settings, "fresh", status="PROCESSED", processedAt=prepared["now"] - DAY)
+    add_own_event(db, settings, "fresh", status="PROCESSED", processedAt=prepared["now"] - DAY)
     code, out, _ = run("purge", "--set-expire-at")
     assert code == 0 and out.splitlines()[-1] == "set expireAt on 1"
     fresh = outbox(db, settings)["fresh"]

@@ -10,7 +10,7 @@ from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
-from tests.helpers import add_orders, add_raw_event, utcnow
+from tests.helpers import add_orders, add_own_event, utcnow
 from tests.operator_commands import (
     DAY,
     Run,
@@ -28,10 +28,10 @@ def test_reconcile_reports_each_kind_of_anomaly(
     db.collection(settings.orders_collection).document("lonely").set(
         {"customerId": "c", "items": [], "status": "CREATED", "createdAt": utcnow()}
     )
-    add_raw_event(db, settings, "orphan", aggregateId="deleted-order")
-    add_raw_event(db, settings, "foreign", aggregateType="payment", aggregateId="p-1")
+    add_own_event(db, settings, "orphan", aggregateId="deleted-order")
+    add_own_event(db, settings, "foreign", aggregateType="payment", aggregateId="p-1")
     hour_ago = utcnow() - dt.timedelta(hours=1)
-    add_raw_event(
+    add_own_event(
         db,
         settings,
         "stuck",
@@ -80,7 +80,7 @@ def test_reconcile_looks_only_within_its_window(
     run: Run, db: firestore.Client, settings: Settings
 ) -> None:
     old = utcnow() - 3 * DAY
-    add_raw_event(db, settings, "old-orphan", aggregateId="gone", createdAt=old)
+    add_own_event(db, settings, "old-orphan", aggregateId="gone", createdAt=old)
     assert run("reconcile", "--since", "1d")[0] == 0
     code, out, _ = run("reconcile", "--since", "4d", "--json")
     assert code == 1 and json.loads(out)["eventsWithoutOrder"][0]["eventId"] == "old-orphan"

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
-from firestore_outbox.relay.partitioned.partitions import HELD
+from firestore_outbox.firestore.watches import Watches
+from firestore_outbox.relay.partitioned.partitions import HELD, partition_of
 from tests.integration.test_follow_listener import following, listening
 from tests.ordering import add_steps
 
@@ -36,3 +38,24 @@ def test_a_partitioned_follower_wakes_for_a_new_event_behind_fifty_held_ones(
     assert [r.json() for r in received] == [{"aggregate": "fresh", "seq": 0}], summary
     assert waited < 5, waited
     assert summary["processed"] == 1, summary
+
+
+def test_with_more_partitions_than_one_query_takes_a_commit_in_the_last_ones_wakes_it(
+    db: firestore.Client, settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 40 partitions: a `partition in` filter takes 30, so the listener is two listen streams.
+    monkeypatch.setenv("RELAY_PARTITIONS", "40")  # the writers agree with the relay
+    late = next(f"fresh-{n}" for n in range(1000) if partition_of(f"fresh-{n}", 40) >= 30)
+    with following(
+        db,
+        settings,
+        receiver.url,
+        leases="partition",
+        partitions=40,
+        follow_poll_seconds=3600.0,  # no periodic poll: only the listener wakes the follower
+    ) as (watches, summary):
+        listening(watches)
+        assert isinstance(watches[0], Watches) and len(watches[0].watches) == 2
+        add_steps(db, settings, [late])
+        received = receiver.wait_for(1, timeout=30)
+    assert [r.json() for r in received] == [{"aggregate": late, "seq": 0}], summary

@@ -1,7 +1,7 @@
-"""The partitioned relay (the default) and writes Firestore refuses: the first write it makes
-to another producer's event is the heal (its `partition` and `sequence`); when Firestore
-refuses it (the document would pass 1 MiB), only that event is parked, and the summary and
-the log say so as they do for a refused settle."""
+"""The partitioned relay (the default) and writes Firestore refuses: the one write it makes
+to another producer's event is its settle, which also heals it (its `partition` and
+`sequence`); when Firestore refuses it (the document would pass 1 MiB), only that event is
+parked, and the summary and the log say so as they do for any refused settle."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ def test_a_heal_firestore_refuses_parks_only_its_event_counted_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     event_ids = add_orders(db, settings, 3)
-    # Written by hand without a partition, 8 bytes short of the limit: the heal's
-    # `partition` and `sequence` (35 bytes) do not fit, nor does a reason in `lastError`;
-    # FAILED (a byte shorter than PENDING) does, and the log names the reason.
+    # Written by hand without a partition, 8 bytes short of the limit: its settle, with the
+    # heal's `partition` and `sequence` (35 bytes), does not fit, nor does a reason in
+    # `lastError`; FAILED (a byte shorter than PENDING) does, and the log names the reason.
     add_event_near_the_limit(db, settings, "huge", headroom=8)
     relay = make_relay(db, settings, receiver.url)
     assert relay.config.partitions.leases == "partition"
@@ -42,10 +42,13 @@ def test_a_heal_firestore_refuses_parks_only_its_event_counted_and_logged(
     refused = [
         r.structured for r in caplog.records if r.structured["event"] == "relay.write_refused"
     ]
-    assert [(r["eventId"], r["parked"]) for r in refused] == [("huge", True)]
+    assert [(r["eventId"], r["parked"], r["outcome"]) for r in refused] == [
+        ("huge", True, "processed")
+    ]
     assert refused[0]["error"].startswith("INVALID_ARGUMENT"), refused
     assert (again["status"], again["leased"], again["refused"]) == ("ok", 0, 0)
-    assert sorted(r.event_id for r in receiver.received) == event_ids  # huge never sent
+    # Sent once (its settle was the heal), parked FAILED for an operator, not sent again.
+    assert sorted(r.event_id for r in receiver.received) == sorted([*event_ids, "huge"])
 
 
 def test_a_head_parked_after_its_settle_was_refused_holds_its_aggregate(

@@ -94,9 +94,10 @@ def test_with_partition_leases_each_event_costs_one_read_and_one_write(
     assert counts.writes == 120 + 2 * 16 + 16 + MODE_WRITES
     # The survey reads 2 x 16 events' partition fields (no count before the first page).
     assert counts.snapshot()["reads"] == 120 + 16 + 2 * 16 + MODE_READS
-    # Beside the drain, the count of open events and of those with a partition (the two
-    # tell whether any needs healing); the survey's look for a held event (none: billed
-    # one read), a page per partition (and one more where a page came back full).
+    # Beside the drain, the count of PENDING events and of those with a partition (one
+    # chunk of up to 30 partitions: the two tell whether any needs healing); the survey's
+    # look for a held event (none: billed one read), a page per partition (and one more
+    # where a page came back full).
     assert counts.snapshot()["aggregationReads"] == 2
     assert counts.snapshot()["emptyQueries"] == 1
     assert counts.snapshot()["rpc:RunQuery"] == 2 + MODE_READS + summary["batches"]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.fields import NEXT_ATTEMPT_AT
 from firestore_outbox.firestore.raw import give_up_when_reconnecting_in_a_loop
+from firestore_outbox.firestore.watches import Watches
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.summary import Count, Tally
 
@@ -63,11 +64,12 @@ class Listener:
         first_snapshot_seconds: float,
         tally: Tally,
         rng: random.Random | None = None,
-        newest: bool = False,
+        newest: int = 0,
     ) -> None:
         self._store = store
         self.size = size
-        self._newest = newest  # the window of the newest events, not the first due
+        # The partition count: the windows of the newest events, not the first due (0).
+        self._newest = newest
         self._wake = wake
         self._window: list[DocumentSnapshot[Any]] = []
         self._lock = threading.Lock()
@@ -75,7 +77,7 @@ class Listener:
         self._first_snapshot_seconds = first_snapshot_seconds
         self._tally = tally
         self._rng = rng or random.Random()
-        self._watch: Watch | None = None
+        self._watch: Watch | Watches | None = None
         self._subscribed_at = 0.0
         self._inactive_since: float | None = None
         self._snapshot_seen = threading.Event()
@@ -158,7 +160,9 @@ class Listener:
         self._watch = self._store.watch_pending(
             self.size, self._window_changed, newest=self._newest
         )
-        give_up_when_reconnecting_in_a_loop(self._watch)
+        group = self._watch.watches if isinstance(self._watch, Watches) else [self._watch]
+        for watch in group:
+            give_up_when_reconnecting_in_a_loop(watch)
 
     def down(self, reason: str, error: BaseException | None = None) -> None:
         """Close the subscription, log why (`error`, or the one its stream ended with), and
@@ -204,7 +208,7 @@ class Listener:
     def _close(self) -> None:
         watch, self._watch = self._watch, None
         if watch is not None:
-            watch.unsubscribe()  # type: ignore[no-untyped-call]
+            watch.unsubscribe()
 
     def _window_changed(self, documents: list[DocumentSnapshot[Any]]) -> None:
         with self._lock:

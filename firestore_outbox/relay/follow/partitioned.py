@@ -71,7 +71,7 @@ def follow_partitions(
         changed.set,
         first_snapshot_seconds=config.firestore_timeout_seconds,
         tally=tally,
-        newest=True,  # it only wakes the drain: every commit must change its window
+        newest=config.partitions.count,  # it only wakes the drain: every commit changes a window
     )
     with watch_failures(listener.failed):
         try:

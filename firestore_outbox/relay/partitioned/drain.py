@@ -1,10 +1,12 @@
 """`PartitionDrain`: one run of the partitioned relay.
 
     read a few open events ── none: done (one read when idle)
-      └─ heal events without a partition among them ─ claim a few free partitions ─────┐
+      └─ find events without a partition, if any ─ claim a few free partitions ─────────┐
          ┌─────────────────────────────────────────────────────────────────────────────┘
          └─ read a page of each, all at once ─ publish aggregate heads (`head_sender`) ─
-            settle each with ONE write conditional on its read update time ─ next pages ...
+            settle each with ONE write conditional on its read update time (an event found
+            without a partition is merged into its partition's pages, healed by its settle)
+            ─ next pages ...
             ─ once none is left to read, claim the next few while the last events go out;
             release each partition once everything read from it is settled; until every
             partition was visited or the budget is spent
@@ -37,13 +39,19 @@ from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.recheck import recheck
 from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
-from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, after_first_page, survey
+from firestore_outbox.relay.partitioned.survey import (
+    HELD_READ_LIMIT,
+    after_first_page,
+    find_more,
+    survey,
+)
 from firestore_outbox.relay.summary import Count, StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.attempts import Attempts
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.fan_out import FanOut
+    from firestore_outbox.relay.partitioned.unhealed import Unhealed
     from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
@@ -130,13 +138,14 @@ class PartitionDrain:
                     visited = set(looked.empty)
                     if self._only is not None:  # a nudge: its partitions only
                         visited |= set(range(self._config.partitions.count)) - set(self._only)
-                    return self._drain(run, held, visited, pages)
+                    return self._drain(run, held, visited, pages, looked.unhealed)
             finally:
                 # Every settle lands (or gives up) before the partitions are released: the
                 # next holder must not find an event delivered here still PENDING.
                 self._settled(run)
                 self._release(held, list(held), unsettled_too=True)
-                self._start_after_first_page().result()  # its Firestore error ends the run
+                if self._after is not None:  # none when no page came: nothing went out
+                    self._after.result()  # its Firestore error ends the run
 
     def _run_nudged(self, run: Pipeline) -> StopReason:
         """A nudge's run: its partitions only, started in two round trips (`nudged`)."""
@@ -162,7 +171,7 @@ class PartitionDrain:
                 self.aggregates.block(start.held)
                 self._note_claimed(run, list(held.values()))
                 visited = set(range(self._config.partitions.count))  # nothing more is claimed
-                return self._drain(run, held, visited, pages, first=start)
+                return self._drain(run, held, visited, pages, None, first=start)
         finally:
             self._settled(run)
             self._release(held, list(held), unsettled_too=True)
@@ -178,6 +187,7 @@ class PartitionDrain:
         held: dict[int, HeldPartition],
         visited: set[int],
         pages: ThreadPoolExecutor,
+        unhealed: Unhealed | None,
         *,
         first: NudgedStart | None = None,
     ) -> StopReason:
@@ -186,12 +196,14 @@ class PartitionDrain:
         partitions are claimed as soon as the ones held have no page left to read (while
         their last events are still being published); a partition is released as soon as
         every event read from it is settled. `held` is kept up to date for the caller."""
-        reads = PageReads(self._store, self.aggregates, pages, self._config.batch_size)
+        size = self._config.batch_size
+        reads = PageReads(self._store, self.aggregates, pages, size, unhealed)
         if first is not None:  # a nudge's: its first pages read before the claim
             for partition, page in first.pages.items():
                 reads.feed(run, partition, page)
             reads.start(first.stale)
         exhausted = False
+        healed = run.tally[Count.HEALED]  # when events without a partition were last looked for
 
         def more() -> bool:  # anything left to read or claim
             return bool(reads.open) or not exhausted
@@ -234,12 +246,30 @@ class PartitionDrain:
             released = self._release(held, [p for p in held if p not in reading])
             self._recheck(run, held, released, reads, pages)
             if not self._sender.deliver(run, held, more=more, work=work):
-                if not self._config.recheck_released or not held:
+                if self._config.recheck_released and held:
+                    # the last partitions: released and re-checked here
+                    if not self._settled(run):
+                        continue  # the run stops (the loop's first test says why)
+                    released = self._release(held, list(held), unsettled_too=True)
+                    if self._recheck(run, held, released, reads, pages):
+                        continue
+                if unhealed is None or not unhealed.more or run.tally[Count.HEALED] == healed:
                     return StopReason.DRAINED
-                self._settled(run)  # the last partitions: released and re-checked here
-                released = self._release(held, list(held), unsettled_too=True)
-                if not self._recheck(run, held, released, reads, pages):
-                    return StopReason.DRAINED
+                # Every partition visited, the events without one were more than a scan
+                # takes, and some of those found went (not all held, nor in partitions others
+                # hold): look again, and visit the partitions they belong in. Once every
+                # settle has landed and the partitions are released: the scan must not find
+                # an event sent and not yet settled (it is still PENDING without a partition).
+                if not self._settled(run):
+                    continue  # the run stops (the loop's first test says why)
+                self._release(held, list(held))
+                healed = run.tally[Count.HEALED]
+                unhealed = find_more(self._store, self._config, run.tally)
+                reads.heal(unhealed)
+                self._started = self._store.clock.latest()
+                visited.update(range(self._config.partitions.count))
+                visited.difference_update(unhealed.partitions())
+                exhausted = False
 
     def _recheck(
         self,
@@ -257,11 +287,12 @@ class PartitionDrain:
         held.update((h.partition, h) for h in again)
         return bool(again)
 
-    def _settled(self, run: Pipeline) -> None:
-        """Wait until every settle landed or gave up (or the settler failed)."""
+    def _settled(self, run: Pipeline) -> bool:
+        """Wait until every event sent is settled; False if the run stops first."""
         while not run.in_flight.wait_below(1, _WAKE_SECONDS):
-            if run.settler.error is not None:
-                break
+            if run.settler.error is not None or self._stopping(run):
+                return False
+        return True
 
     def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
         claimed = self._leases.claim(

@@ -16,6 +16,7 @@ from firestore_outbox.firestore.cas import Change
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
 from firestore_outbox.relay.partitioned.heads import take_head
+from firestore_outbox.relay.partitioned.scan import heal_fields, needs_heal
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.pipeline import outcome_of
 from firestore_outbox.relay.summary import Count, StopReason
@@ -135,7 +136,14 @@ class HeadSender:
             self.aggregates.finish(key, go_on=False)
         if head.lease is None:
             return None
-        return dataclasses.replace(head.lease, expires=_expiry(held, held[partition]))
+        lease = dataclasses.replace(head.lease, expires=_expiry(held, held[partition]))
+        data = document.to_dict() or {}
+        if needs_heal(data, self._config.partitions.count):  # found by `unhealed`: its settle heals
+            run.tally[Count.HEALED] += 1
+            change = lease.change
+            healing = Change(change.ref, change.expected_update_time, heal_fields(data, partition))
+            lease = dataclasses.replace(lease, change=healing)
+        return lease
 
     def _park(self, run: Pipeline, document: Found, fields: dict[str, object]) -> None:
         [written] = self._store.write([Change(document.reference, document.update_time, fields)])

@@ -4,7 +4,9 @@ Each partition held is read page by page in delivery order (`open_events`). The 
 all the partitions held go out at once, on a small pool of their own, and the drain goes on
 publishing what it already read while they are in flight: with Firestore a cross-cloud
 round trip away, a drain that waited for each page would spend most of its time waiting.
-A partition whose page came back short has nothing more to read in this run.
+A partition whose page came back short has nothing more to read in this run. Events found
+without a usable partition (`firestore_outbox.relay.partitioned.unhealed`) are merged into
+their partition's pages in delivery order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from firestore_outbox.relay.partitioned.scan import open_events
+from firestore_outbox.relay.partitioned.unhealed import Unhealed
 from firestore_outbox.relay.ramp import bucket, pace
 from firestore_outbox.relay.summary import Count
 
@@ -30,9 +33,15 @@ class PageReads:
     Used from the drain's thread only; a finished query wakes it through `aggregates`."""
 
     def __init__(
-        self, store: LeaseStore, aggregates: Aggregates, pool: ThreadPoolExecutor, limit: int
+        self,
+        store: LeaseStore,
+        aggregates: Aggregates,
+        pool: ThreadPoolExecutor,
+        limit: int,
+        unhealed: Unhealed | None = None,
     ) -> None:
         self._store = store
+        self._unhealed = unhealed or Unhealed()
         self._aggregates = aggregates
         self._pool = pool
         self._limit = limit
@@ -40,6 +49,10 @@ class PageReads:
         self.last: dict[int, Found] = {}  # the last event read in each partition
         self._reading: dict[int, tuple[Future[list[Found]], int]] = {}
         self._done = threading.Event()
+
+    def heal(self, unhealed: Unhealed) -> None:
+        """Events found without a partition since (`Unhealed`): merged from now on."""
+        self._unhealed = unhealed
 
     def start(self, partitions: Iterable[int]) -> None:
         """Partitions just claimed: read from their first event."""
@@ -103,10 +116,11 @@ class PageReads:
             self._took(partition, page, limit)
 
     def _took(self, partition: int, page: list[Found], limit: int) -> None:
-        self._aggregates.add(partition, page)
+        last = len(page) < limit
+        self._aggregates.add(partition, self._unhealed.merge(partition, page, last=last))
         if page:
             self.last[partition] = page[-1]
-        if len(page) < limit:
+        if last:
             del self._cursors[partition]  # drained for this run
         else:
             self._cursors[partition] = page[-1]

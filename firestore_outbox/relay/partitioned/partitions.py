@@ -30,12 +30,29 @@ __all__ = [
     "SEQUENCE",
     "check_partitions",
     "configured_partitions",
+    "partition_chunks",
     "partition_of",
 ]
 
 DEFAULT_PARTITIONS = 16
 # Firestore's `in` filters and a lease read of every partition stay small below this.
 MAX_PARTITIONS = 1024
+
+
+# Firestore expands a query's `in` filters into at most 30 disjunctions (their product).
+MAX_DISJUNCTIONS = 30
+
+
+def partition_chunks(partitions: int, *, per_partition: int = 1) -> list[list[int]]:
+    """The partitions `0 .. partitions - 1` in as few lists as `partition in` filters can
+    take, each partition bringing `per_partition` disjunctions (2 beside `status in` two
+    statuses). A query over every partition that orders or ranges by a timestamp runs once
+    per list, with the partition as its first filter: its composite index then leads with
+    `partition`, and its writes spread over as many key ranges instead of the end of one."""
+    size = max(1, MAX_DISJUNCTIONS // per_partition)
+    return [
+        list(range(start, min(partitions, start + size))) for start in range(0, partitions, size)
+    ]
 
 
 def partition_of(aggregate_id: str, partitions: int) -> int:

@@ -9,8 +9,9 @@ Firestore limits to about 500 writes/s):
 
 Events written before partitions existed, or by another producer, have no `partition` (or
 no `sequence`) and match neither; nor do events written with a larger `RELAY_PARTITIONS`.
-Like `firestore_outbox.relay.unscheduled`, two counts at one read time tell whether there are any
-(the normal case costs two aggregations); only then are they found in document-name order and
+Like `firestore_outbox.relay.unscheduled`, counts at one read time tell whether there are any
+(the `PENDING` events, and those of each chunk of 30 partitions: the normal case costs one
+aggregation more than there are chunks); only then are they found in document-name order and
 healed: one conditional write each sets `partition`, `sequence` 0 and, when missing,
 `nextAttemptAt`, after which the partition's holder sees them in commit order.
 """
@@ -27,7 +28,13 @@ from firestore_outbox.fields import CREATED_AT, NEXT_ATTEMPT_AT, STATUS, EventSt
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.publishers.base import bounded_error
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
-from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE, partition_of
+from firestore_outbox.relay.partitioned.partitions import (
+    HELD,
+    PARTITION,
+    SEQUENCE,
+    partition_chunks,
+    partition_of,
+)
 from firestore_outbox.relay.transitions import parked
 
 if TYPE_CHECKING:
@@ -69,19 +76,18 @@ def held_events(store: LeaseStore, partition: int, limit: int) -> Any:
     )
 
 
-def count_unpartitioned(
-    store: LeaseStore, partitions: int, counted: tuple[int, datetime.datetime] | None = None
-) -> int:
-    """Open events without a `partition` below `partitions` (none, or one written with
-    another count): two counts at one read time; `counted`, the open events already counted
-    and the read time of that count, spares the first."""
-    total, read_time = counted or store.count_at(_open(store), None)
-    partitioned, _ = store.count_at(
-        _open(store)
-        .where(filter=FieldFilter(PARTITION, ">=", 0))
-        .where(filter=FieldFilter(PARTITION, "<", partitions))
-        .order_by(PARTITION),
-        read_time,
+def count_unpartitioned(store: LeaseStore, partitions: int) -> int:
+    """`PENDING` events without a `partition` below `partitions` (none, or one written with
+    another count): counts at one read time, all `PENDING` events and those of each chunk of
+    30 partitions. Equalities only, so single-field indexes serve them (no composite led by
+    `status`); `PENDING` only, one disjunction per partition, which is what the emulator's
+    time grows with (a `PROCESSING` event of a per-event relay got its partition in its lease
+    write; one of 0.2 is found by the survey's read or the scan)."""
+    pending = FieldFilter(STATUS, "==", EventStatus.PENDING.value)
+    total, read_time = store.count_at(store.collection.where(filter=pending), None)
+    partitioned = sum(
+        store.count_at(store.in_partitions(chunk).where(filter=pending), read_time)[0]
+        for chunk in partition_chunks(partitions)
     )
     return max(0, total - partitioned)
 
@@ -104,11 +110,10 @@ def heal_unpartitioned(
     *,
     scan_limit: int,
     page_size: int = 250,
-    counted: tuple[int, datetime.datetime] | None = None,
 ) -> Healed:
     """Give open events a partition (and what else the partition query orders by), reading
-    at most `scan_limit` documents; `counted` as for `count_unpartitioned`."""
-    missing = count_unpartitioned(store, partitions, counted)
+    at most `scan_limit` documents."""
+    missing = count_unpartitioned(store, partitions)
     if not missing:
         return Healed()
     query = _open(store).order_by("__name__")
@@ -121,7 +126,7 @@ def heal_unpartitioned(
             page_query = page_query.start_after({"__name__": after})
         page = store.run(page_query)
         scanned += len(page)
-        changes = [c for c in (_heal(d, partitions) for d in page) if c is not None]
+        changes = [heal_change(d, partitions) for d in page if needs_heal(d.to_dict(), partitions)]
         for change, written in zip(changes, store.write(changes), strict=True):
             is_park = change.fields is not None and STATUS in change.fields
             parked += written.applied and is_park
@@ -139,31 +144,43 @@ def needs_heal(data: dict[str, Any], partitions: int) -> bool:
     return not (_has_partition(data, partitions) and isinstance(data.get(SEQUENCE), int))
 
 
+def needs_partition(data: dict[str, Any], partitions: int) -> bool:
+    """Whether an event's stored `partition` is missing or not below `partitions`."""
+    return not _has_partition(data, partitions)
+
+
 def _has_partition(data: dict[str, Any], partitions: int) -> bool:
     stored = data.get(PARTITION)
     return isinstance(stored, int) and not isinstance(stored, bool) and 0 <= stored < partitions
 
 
-def _heal(document: Found, partitions: int) -> Change | None:
+def heal_change(document: Found, partitions: int) -> Change:
+    """The write that heals an open event `needs_heal` says needs it: its partition (the
+    one stored when usable, else its aggregate's), `sequence` and `nextAttemptAt`; a park
+    as FAILED instead when it could never be sent."""
     data = document.to_dict() or {}
-    if not needs_heal(data, partitions):
-        return None
-    stored = data.get(PARTITION)
-    has_partition = _has_partition(data, partitions)
     try:
         event = OutboxEvent.from_document(document.id, data)
     except PoisonEvent as exc:  # it could never be sent: parked now, with its reason
         park = parked(None)
         park["lastError"] = bounded_error(f"poison event: {exc}")
         return Change(document.reference, document.update_time, park)
-    fields: dict[str, Any] = {
-        PARTITION: stored if has_partition else partition_of(event.aggregate_id, partitions),
-        # Not `updatedAt`: healing is no state change, and a lease of 0.2 is timed by it.
-        SEQUENCE: data[SEQUENCE] if isinstance(data.get(SEQUENCE), int) else 0,
-    }
+    stored = data.get(PARTITION)
+    partition = stored if _has_partition(data, partitions) else None
+    if partition is None:
+        partition = partition_of(event.aggregate_id, partitions)
+    return Change(document.reference, document.update_time, heal_fields(data, partition))
+
+
+def heal_fields(data: dict[str, Any], partition: int) -> dict[str, Any]:
+    """What healing writes on an event that now belongs to `partition`. Not `updatedAt`:
+    healing is no state change, and a lease of 0.2 is timed by it."""
+    fields: dict[str, Any] = {PARTITION: partition}
+    sequence = data.get(SEQUENCE)
+    fields[SEQUENCE] = sequence if isinstance(sequence, int) else 0
     if not isinstance(data.get(NEXT_ATTEMPT_AT), datetime.datetime):
         fields[NEXT_ATTEMPT_AT] = SERVER_TIMESTAMP
-    return Change(document.reference, document.update_time, fields)
+    return fields
 
 
 def _open(store: LeaseStore) -> Any:

@@ -1,7 +1,9 @@
 """What a partitioned run looks at before it claims anything, at a cost that does not grow
 with the backlog: one read of a few open events (all an idle outbox costs; with few events
 open, which partitions have none, so they are not claimed for nothing), whether any of those
-need healing (`firestore_outbox.relay.partitioned.scan`), and whether any aggregate is held.
+need healing (then the events without a usable partition are found, to be delivered and
+healed in their settles: `firestore_outbox.relay.partitioned.unhealed`), and whether any
+aggregate is held.
 
 Nothing here counts the backlog: a run delivers from its first page before anything that
 costs reads or time in proportion to it. With a backlog, whether events elsewhere need
@@ -22,6 +24,7 @@ from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.partitioned.scan import OPEN, Healed, heal_unpartitioned, needs_heal
+from firestore_outbox.relay.partitioned.unhealed import Unhealed, find_unhealed
 from firestore_outbox.relay.summary import Count, Tally
 
 if TYPE_CHECKING:
@@ -31,6 +34,9 @@ if TYPE_CHECKING:
 
 # Documents read per run to find events without a partition.
 HEAL_SCAN_LIMIT = 1000
+# Documents read per run to find them when the survey saw some: delivered as they are, so a
+# run takes more of them than it heals with writes of their own.
+UNHEALED_SCAN_LIMIT = 5000
 # Held events read per run: more than this many held at once is an outage to fix.
 HELD_READ_LIMIT = 1000
 
@@ -48,6 +54,8 @@ class Survey:
     held_counted_at: datetime.datetime | None = None
     # More open events than the survey read: healing elsewhere is looked for beside the drain.
     backlog: bool = False
+    # Found without a usable partition (the survey saw some): delivered by their partitions.
+    unhealed: Unhealed | None = None
 
 
 def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
@@ -59,10 +67,7 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
         return Survey(0)
     backlog = len(seen) >= limit
     healing = any(needs_heal(d.to_dict() or {}, config.partitions.count) for d in seen)
-    if healing:
-        _tally_heal(
-            tally, heal_unpartitioned(store, config.partitions.count, scan_limit=HEAL_SCAN_LIMIT)
-        )
+    unhealed = find_more(store, config, tally) if healing else None
     held: list[str] = []
     held_at, more_held = None, False
     if config.partitions.holds_failed:
@@ -81,7 +86,16 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
     empty: set[int] = set()
     if not (backlog or healing):
         empty = set(range(config.partitions.count)) - {d.get(PARTITION) for d in seen}
-    return Survey(len(seen), held, more_held, empty, held_at, backlog)
+    return Survey(len(seen), held, more_held, empty, held_at, backlog, unhealed)
+
+
+def find_more(store: LeaseStore, config: RelayConfig, tally: Tally) -> Unhealed:
+    """Find the events without a usable partition (`firestore_outbox.relay.partitioned.
+    unhealed`), counting them into `tally`; a run that has delivered what one scan found
+    looks again while the last look found some and stopped at its limit."""
+    found = find_unhealed(store, config.partitions.count, scan_limit=UNHEALED_SCAN_LIMIT)
+    _tally_heal(tally, Healed(found.found, 0, found.parked, found.refused))
+    return found
 
 
 def after_first_page(
@@ -100,7 +114,7 @@ def after_first_page(
         open_count, _ = store.count_at(_open(store).limit(cap), None)
         if more := wanted(open_count, config.fan_out, config.partitions):
             tally[Count.FANNED_OUT] += fan_out.start(more, instance)
-    if looked.backlog:
+    if looked.backlog and looked.unhealed is None:  # (found already: healed as delivered)
         _tally_heal(
             tally, heal_unpartitioned(store, config.partitions.count, scan_limit=HEAL_SCAN_LIMIT)
         )

@@ -8,7 +8,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from firestore_outbox.fields import LAST_ERROR, NEXT_ATTEMPT_AT
 from firestore_outbox.firestore.cas import Change, WriteOutcome
@@ -16,8 +16,10 @@ from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.outcomes import count_refused
+from firestore_outbox.relay.partitioned.partitions import PARTITION, partition_of
+from firestore_outbox.relay.partitioned.scan import heal_fields, needs_heal, needs_partition
 from firestore_outbox.relay.summary import Count, StopReason, Tally
-from firestore_outbox.relay.transitions import Planned, plan_lease
+from firestore_outbox.relay.transitions import LeasePlan, Planned, plan_lease
 from firestore_outbox.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
@@ -89,7 +91,7 @@ def lease_batch(
         for snapshot in snapshots
     ]
     changes = [
-        Change(snapshot.reference, snapshot.update_time, plan.fields)
+        Change(snapshot.reference, snapshot.update_time, _healing(snapshot, plan, config))
         for snapshot, plan in zip(snapshots, plans, strict=True)
     ]
     leased_at = time.monotonic()
@@ -158,3 +160,17 @@ def drain_due(relay: Relay, run: Pipeline) -> StopReason:
         if not snapshots:
             return StopReason.DRAINED
         relay.deliver(run, snapshots)
+
+
+def _healing(snapshot: DueDocument, plan: LeasePlan, config: RelayConfig) -> dict[str, Any]:
+    """A lease's fields, and on an event written without a usable partition (another
+    producer's) its partition and `sequence` too, in the same write: the partition-led
+    queries of the operations commands (and a switch back to partition leases) see it."""
+    data = snapshot.to_dict() or {}
+    if plan.kind != "leased" or plan.event is None or not needs_heal(data, config.partitions.count):
+        return dict(plan.fields)
+    stored = data.get(PARTITION)
+    partition = stored if not needs_partition(data, config.partitions.count) else None
+    if partition is None:
+        partition = partition_of(plan.event.aggregate_id, config.partitions.count)
+    return {**heal_fields(data, partition), **plan.fields}

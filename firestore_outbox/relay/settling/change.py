@@ -42,6 +42,9 @@ def settle_change(
         kind, fields = one_write_settlement(
             lease.attempt, result, config, instance=instance, now=now, rng=rng
         )
+        # What the lease's change carries (healing an event found without a partition,
+        # `firestore_outbox.relay.partitioned.unhealed`) goes in the same write.
+        fields = {**(lease.change.fields or {}), **fields}
     else:
         kind, fields = settlement(lease.attempt, result, config, now=now, rng=rng)
     if result is not None and result.outcome is not Outcome.DELIVERED:
