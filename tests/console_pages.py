@@ -22,7 +22,7 @@ from firestore_outbox.cli.output import ops_client
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.console import make_console
 from firestore_outbox.idempotency.server import create_server
-from tests.helpers import add_raw_event, utcnow
+from tests.helpers import add_own_event, add_raw_event, utcnow
 
 SECRET = "whsec-console-test-secret-0123456789"
 XSS = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
@@ -37,10 +37,11 @@ def prepared_console_outbox(db: firestore.Client, settings: Settings) -> dict[st
     now = utcnow()
     for n in range(3):
         add_raw_event(db, settings, f"pending-{n}", nextAttemptAt=now - dt.timedelta(minutes=2))
+    # What a relay settled has its partition (the commands and the console ask by partition).
     failed = "gave up after attempt 5: HTTP 503: busy"
     for n in range(2):
-        add_raw_event(db, settings, f"f-503-{n}", status="FAILED", attempts=5, lastError=failed)
-    add_raw_event(
+        add_own_event(db, settings, f"f-503-{n}", status="FAILED", attempts=5, lastError=failed)
+    add_own_event(
         db,
         settings,
         "f-422",
@@ -50,7 +51,7 @@ def prepared_console_outbox(db: firestore.Client, settings: Settings) -> dict[st
         attempts=1,
         lastError="rejected after attempt 1: HTTP 422",
     )
-    add_raw_event(
+    add_own_event(
         db,
         settings,
         "held-head",
@@ -60,8 +61,8 @@ def prepared_console_outbox(db: firestore.Client, settings: Settings) -> dict[st
         held=True,
         lastError="gave up after attempt 5: HTTP 500",
     )
-    add_raw_event(db, settings, "held-later", aggregateId="order-held")
-    add_raw_event(
+    add_own_event(db, settings, "held-later", aggregateId="order-held")
+    add_own_event(
         db,
         settings,
         "xss",
@@ -71,7 +72,7 @@ def prepared_console_outbox(db: firestore.Client, settings: Settings) -> dict[st
         payload={"note": XSS, "key": SECRET},
         lastError=f"rejected: {XSS}",
     )
-    add_raw_event(db, settings, "delivered", status="PROCESSED", processedAt=now)
+    add_own_event(db, settings, "delivered", status="PROCESSED", processedAt=now)
     db.collection(PARTITIONS).document("3").set(
         {
             "partition": 3,
