@@ -95,7 +95,7 @@ class RelayConfig:
         ):
             if not seconds > 0:
                 raise ConfigError(f"{variable} must be greater than 0, got {seconds}")
-        for name, (variable, parse) in _NUMBERS.items():
+        for name, (variable, parse) in NUMBERS.items():
             if parse is parse_seconds:  # set in code too, not only read by load_relay_config
                 check_seconds(variable, getattr(self, name))
         if self.backoff_max_seconds < self.backoff_base_seconds:
@@ -144,7 +144,8 @@ class RelayConfig:
         }
 
 
-_NUMBERS: NumberTable = {
+# The relay's own numbers: field -> its variable and parser (the docs test checks their defaults).
+NUMBERS: NumberTable = {
     "max_attempts": ("RELAY_MAX_ATTEMPTS", parse_whole),
     "lock_timeout_seconds": ("RELAY_LOCK_TIMEOUT_SECONDS", parse_seconds),
     "backoff_base_seconds": ("RELAY_BACKOFF_BASE_SECONDS", parse_seconds),
@@ -175,7 +176,7 @@ def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
         event_source=get("RELAY_EVENT_SOURCE"),
         recheck_released=(get("OUTBOX_NUDGE") or "off").lower() != "off",
         signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
-        **read_numbers(get, _NUMBERS),
+        **read_numbers(get, NUMBERS),
     )
 
 

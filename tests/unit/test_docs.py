@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 
 from firestore_outbox.config.variables import VARIABLES
+from firestore_outbox.relay.config import NUMBERS as RELAY_NUMBERS
+from firestore_outbox.relay.config import load_relay_config
 from function_compute.preview import HIDDEN_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,3 +80,26 @@ def test_the_readme_stays_one_screen_and_points_into_the_site() -> None:
     assert len(readme.splitlines()) <= 200
     for link in re.findall(r"\]\((docs/[^)#]+)", readme):
         assert (ROOT / link).is_file(), f"README links to a missing page: {link}"
+
+
+def test_the_configuration_page_gives_the_defaults_the_settings_classes_have() -> None:
+    # The page's rows are prose (config/variables.py); the defaults in them are the code's.
+    config = load_relay_config({"DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/events"})
+    defaults: dict[str, object] = {
+        variable: getattr(config, name) for name, (variable, _) in RELAY_NUMBERS.items()
+    }
+    defaults.update(
+        RELAY_PARTITIONS=config.partitions.count,
+        RELAY_PARTITIONS_PER_CLAIM=config.partitions.per_claim,
+        RELAY_PARTITION_COLLECTION=config.partitions.collection,
+        RELAY_LEASES=config.partitions.leases.value,
+        RELAY_FAILED_HEAD=config.partitions.failed_head.value,
+        RELAY_FAN_OUT_MAX=config.fan_out.max,
+        RELAY_FAN_OUT_EVENTS=config.fan_out.events,
+        RELAY_RAMP_RATE=config.ramp.rate,
+        RELAY_RAMP_STEP_SECONDS=config.ramp.step_seconds,
+    )
+    for variable, value in defaults.items():
+        [row] = [row for row in VARIABLES if variable in row.variables()]
+        shown = f"{value:g}" if isinstance(value, (int, float)) else str(value)
+        assert row.default.startswith(f"`{shown}`"), (variable, row.default, shown)
