@@ -19,6 +19,7 @@ healed: one conditional write each sets `partition`, `sequence` 0 and, when miss
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,8 @@ from firestore_outbox.relay.partitioned.partitions import (
 from firestore_outbox.relay.transitions import parked
 
 if TYPE_CHECKING:
+    from google.cloud.firestore import Query
+
     from firestore_outbox.firestore.raw import Found
     from firestore_outbox.relay.store import LeaseStore
 
@@ -116,16 +119,9 @@ def heal_unpartitioned(
     missing = count_unpartitioned(store, partitions)
     if not missing:
         return Healed()
-    query = _open(store).order_by("__name__")
-    healed = parked = scanned = 0
+    healed = parked = 0
     refused: list[tuple[str, Written]] = []
-    after = None
-    while scanned < scan_limit:
-        page_query = query.limit(min(page_size, scan_limit - scanned))
-        if after is not None:
-            page_query = page_query.start_after({"__name__": after})
-        page = store.run(page_query)
-        scanned += len(page)
+    for page in pages_by_name(store, _open(store), scan_limit, page_size):
         changes = [heal_change(d, partitions) for d in page if needs_heal(d.to_dict(), partitions)]
         for change, written in zip(changes, store.write(changes), strict=True):
             is_park = change.fields is not None and STATUS in change.fields
@@ -133,10 +129,27 @@ def heal_unpartitioned(
             healed += written.applied and not is_park
             if written.outcome is WriteOutcome.REFUSED:
                 refused.append((change.ref.id, written))
-        if len(page) < page_size:
-            break
-        after = page[-1].reference
     return Healed(missing, healed, parked, refused)
+
+
+def pages_by_name(
+    store: LeaseStore, query: Query, scan_limit: int, page_size: int
+) -> Iterator[list[Found]]:
+    """`query`'s documents in document-name order, a page at a time, at most `scan_limit`
+    in all; the pages stop at the first short one. Each page is read when the caller asks
+    for it, after it has handled the one before (its writes included)."""
+    ordered = query.order_by("__name__")
+    scanned, after = 0, None
+    while scanned < scan_limit:
+        page_query = ordered.limit(min(page_size, scan_limit - scanned))
+        if after is not None:
+            page_query = page_query.start_after({"__name__": after})
+        page = store.run(page_query)
+        scanned += len(page)
+        yield page
+        if len(page) < page_size:
+            return
+        after = page[-1].reference
 
 
 def needs_heal(data: dict[str, Any], partitions: int) -> bool:

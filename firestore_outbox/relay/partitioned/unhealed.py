@@ -31,7 +31,7 @@ from google.cloud.firestore import FieldFilter
 from firestore_outbox.fields import CREATED_AT, STATUS
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.relay.partitioned.partitions import PARTITION, SEQUENCE
-from firestore_outbox.relay.partitioned.scan import OPEN, heal_change, needs_heal
+from firestore_outbox.relay.partitioned.scan import OPEN, heal_change, needs_heal, pages_by_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -98,15 +98,11 @@ def find_unhealed(
     """Read at most `scan_limit` open events in document-name order and keep those without
     a usable partition under the partition they belong in; a poison one (it could never be
     sent) is parked at once, as healing did."""
-    query = store.collection.where(filter=FieldFilter(STATUS, "in", OPEN)).order_by("__name__")
+    query = store.collection.where(filter=FieldFilter(STATUS, "in", OPEN))
     found: dict[int, list[Found]] = {}
     unhealed = Unhealed()
-    scanned, after = 0, None
-    while scanned < scan_limit:
-        page_query = query.limit(min(page_size, scan_limit - scanned))
-        if after is not None:
-            page_query = page_query.start_after({"__name__": after})
-        page = store.run(page_query)
+    scanned = 0
+    for page in pages_by_name(store, query, scan_limit, page_size):
         scanned += len(page)
         parks: list[Change] = []
         for document in page:
@@ -123,9 +119,6 @@ def find_unhealed(
             unhealed.parked += written.applied
             if written.outcome is WriteOutcome.REFUSED:
                 unhealed.refused.append((change.ref.id, written))
-        if len(page) < page_size:
-            break
-        after = page[-1].reference
     unhealed.more = scanned >= scan_limit
     unhealed.waiting = {p: deque(sorted(docs, key=order_key)) for p, docs in found.items()}
     return unhealed
