@@ -19,6 +19,7 @@ from typing import Any
 
 import bootstrap  # noqa: F401  (the reference application, from this checkout)
 from google.cloud.firestore import SERVER_TIMESTAMP
+from workloads import contract_event
 
 from app.domain import NewOrder
 from app.services import create_new_order
@@ -31,15 +32,7 @@ from firestore_outbox.testing.emulator import FirestoreEmulator
 def pending_event(event_id: str, order_id: str, payload: dict[str, Any]) -> dict[str, Any]:
     """An `OrderCreated` outbox document as `OutboxRepository.add` writes it, due at once."""
     return {
-        "eventId": event_id,
-        "eventType": "OrderCreated",
-        "aggregateType": "order",
-        "aggregateId": order_id,
-        "payload": payload,
-        "status": "PENDING",
-        "attempts": 0,
-        "createdAt": SERVER_TIMESTAMP,
-        "updatedAt": SERVER_TIMESTAMP,
+        **contract_event(event_id, order_id, payload),
         "nextAttemptAt": SERVER_TIMESTAMP,
         "processingInstanceId": None,
         "processedAt": None,

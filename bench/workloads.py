@@ -52,6 +52,22 @@ def seed(settings: Any, count: int, shape: str = "project") -> None:
     db.close()
 
 
+def contract_event(event_id: str, order_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """An `OrderCreated` outbox document with the contract's creation fields only, due at
+    once (no partition, sequence or nextAttemptAt: what another producer writes)."""
+    return {
+        "eventId": event_id,
+        "eventType": "OrderCreated",
+        "aggregateType": "order",
+        "aggregateId": order_id,
+        "payload": payload,
+        "status": "PENDING",
+        "attempts": 0,
+        "createdAt": firestore.SERVER_TIMESTAMP,
+        "updatedAt": firestore.SERVER_TIMESTAMP,
+    }
+
+
 def seed_contract_shape(db: Any, collection: str, count: int) -> None:
     """The same events with the contract's fields only (docs: the outbox document), in
     batches of `SEED_BATCH`, each batch one commit time as a unit of work's would be."""
@@ -65,20 +81,7 @@ def seed_contract_shape(db: Any, collection: str, count: int) -> None:
                 "customerId": f"customer-{n}",
                 "items": [{"productId": "sku-1", "quantity": 1 + n % 5}],
             }
-            batch.create(
-                outbox.document(event_id),
-                {
-                    "eventId": event_id,
-                    "eventType": "OrderCreated",
-                    "aggregateType": "order",
-                    "aggregateId": order_id,
-                    "payload": payload,
-                    "status": "PENDING",
-                    "attempts": 0,
-                    "createdAt": firestore.SERVER_TIMESTAMP,
-                    "updatedAt": firestore.SERVER_TIMESTAMP,
-                },
-            )
+            batch.create(outbox.document(event_id), contract_event(event_id, order_id, payload))
         batch.commit()
 
 
