@@ -121,7 +121,7 @@ def heal_unpartitioned(
         return Healed()
     healed = parked = 0
     refused: list[tuple[str, Written]] = []
-    for page in pages_by_name(store, _open(store), scan_limit, page_size):
+    for page in pages_by_name(store, open_query(store), scan_limit, page_size):
         changes = [heal_change(d, partitions) for d in page if needs_heal(d.to_dict(), partitions)]
         for change, written in zip(changes, store.write(changes), strict=True):
             is_park = change.fields is not None and STATUS in change.fields
@@ -196,5 +196,6 @@ def heal_fields(data: dict[str, Any], partition: int) -> dict[str, Any]:
     return fields
 
 
-def _open(store: LeaseStore) -> Any:
+def open_query(store: LeaseStore) -> Any:
+    """The open (PENDING or PROCESSING) events of `store`'s collection."""
     return store.collection.where(filter=FieldFilter(STATUS, "in", OPEN))

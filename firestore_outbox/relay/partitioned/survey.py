@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from google.cloud.firestore import FieldFilter
 
-from firestore_outbox.fields import AGGREGATE_ID, STATUS
+from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE
-from firestore_outbox.relay.partitioned.scan import OPEN, Healed, heal_unpartitioned, needs_heal
+from firestore_outbox.relay.partitioned.scan import (
+    Healed,
+    heal_unpartitioned,
+    needs_heal,
+    open_query,
+)
 from firestore_outbox.relay.partitioned.unhealed import Unhealed, find_unhealed
 from firestore_outbox.relay.summary import Count, Tally
 
@@ -62,7 +67,7 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
     """Look, and heal what the look found (see the module docstring); counts what it healed
     into `tally`. The first read is also the run's first reading of Firestore's clock."""
     limit = 2 * config.partitions.count
-    seen, _ = store.run_at(_open(store).select([PARTITION, SEQUENCE]).limit(limit))
+    seen, _ = store.run_at(open_query(store).select([PARTITION, SEQUENCE]).limit(limit))
     if not seen:
         return Survey(0)
     backlog = len(seen) >= limit
@@ -111,7 +116,7 @@ def after_first_page(
     if fan_out is not None:
         room = min(config.fan_out.max, config.partitions.count)
         cap = config.fan_out.events * (room + 1)
-        open_count, _ = store.count_at(_open(store).limit(cap), None)
+        open_count, _ = store.count_at(open_query(store).limit(cap), None)
         if more := wanted(open_count, config.fan_out, config.partitions):
             tally[Count.FANNED_OUT] += fan_out.start(more, instance)
     if looked.backlog and looked.unhealed is None:  # (found already: healed as delivered)
@@ -127,7 +132,3 @@ def _tally_heal(tally: Tally, found: Healed) -> None:
     tally[Count.FAILED] += found.parked
     for event_id, written in found.refused:  # a heal that would pass 1 MiB, say
         count_refused(tally, event_id, 0, written, "heal")
-
-
-def _open(store: LeaseStore) -> Any:
-    return store.collection.where(filter=FieldFilter(STATUS, "in", OPEN))

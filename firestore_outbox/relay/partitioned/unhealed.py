@@ -26,12 +26,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from google.cloud.firestore import FieldFilter
-
 from firestore_outbox.fields import CREATED_AT, STATUS
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.relay.partitioned.partitions import PARTITION, SEQUENCE
-from firestore_outbox.relay.partitioned.scan import OPEN, heal_change, needs_heal, pages_by_name
+from firestore_outbox.relay.partitioned.scan import (
+    heal_change,
+    needs_heal,
+    open_query,
+    pages_by_name,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -98,11 +101,10 @@ def find_unhealed(
     """Read at most `scan_limit` open events in document-name order and keep those without
     a usable partition under the partition they belong in; a poison one (it could never be
     sent) is parked at once, as healing did."""
-    query = store.collection.where(filter=FieldFilter(STATUS, "in", OPEN))
     found: dict[int, list[Found]] = {}
     unhealed = Unhealed()
     scanned = 0
-    for page in pages_by_name(store, query, scan_limit, page_size):
+    for page in pages_by_name(store, open_query(store), scan_limit, page_size):
         scanned += len(page)
         parks: list[Change] = []
         for document in page:
