@@ -47,11 +47,11 @@ def test_a_page_read_before_another_invocations_release_is_read_again(
         leases = nudged._leases = nudged.partition_leases()
         read_named = leases.read_named
 
-        def after_the_release(partitions: Any) -> None:
+        def after_the_release(partitions: Any, **how: Any) -> None:
             assert page_read.wait(20)
             downstream.go.set()
             run.join(30)
-            read_named(partitions)
+            read_named(partitions, **how)
 
         nudged.store.run_at = run_at  # type: ignore[method-assign]
         leases.read_named = after_the_release  # type: ignore[method-assign]

@@ -1,15 +1,20 @@
-"""A backlog is delivered from its first page: nothing that counts it comes first."""
+"""A backlog is delivered from its first page: nothing that counts it comes first, and the
+first claim reads its partitions' pages while it claims them."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
+import grpc
 import pytest
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.raw import intercept
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 
 PARTITIONS = 4  # a survey reads 2 x 4 events: 40 open ones are a backlog
@@ -54,4 +59,65 @@ def test_events_without_a_partition_that_the_survey_did_not_read_are_healed_besi
     assert (first["unscheduled"], first["healed"]) == (3, 3), first
     second = relay.run()  # (healed into partitions the first run may have passed already)
     assert first["processed"] + second["processed"] == 43
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+
+
+class Gate(
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+):
+    """Lets a client's first call (the survey) through, then holds every call until `width`
+    are held at once (`opened`), or until `patience` seconds passed with fewer (`timed_out`:
+    the calls came one after another); from then on every call goes through."""
+
+    def __init__(self, width: int, patience: float = 15.0) -> None:
+        self.width, self.patience = width, patience
+        self.calls = self.held = self.most = 0
+        self.opened = self.timed_out = False
+        self._changed = threading.Condition()
+
+    def _wait(self) -> None:
+        with self._changed:
+            self.calls += 1
+            if self.calls == 1 or self.opened or self.timed_out:
+                return
+            self.held += 1
+            self.most = max(self.most, self.held)
+            if self.held >= self.width:
+                self.opened = True
+                self._changed.notify_all()
+            elif not self._changed.wait_for(lambda: self.opened, self.patience):
+                self.timed_out = True
+                self._changed.notify_all()
+            self.held -= 1
+
+    def intercept_unary_unary(
+        self, continuation: Callable[..., Any], details: Any, request: Any
+    ) -> Any:
+        self._wait()
+        return continuation(details, request)
+
+    def intercept_unary_stream(
+        self, continuation: Callable[..., Any], details: Any, request: Any
+    ) -> Any:
+        self._wait()
+        return continuation(details, request)
+
+
+def test_the_first_claim_reads_its_pages_the_leases_and_the_mode_record_at_once(
+    db: firestore.Client, settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After its survey, a run that had read, then claimed, then read its pages needed a
+    # round trip for each before its first publish: every call after the survey is held
+    # here until three are in flight at once (the lease-mode record's write, the claim's
+    # lease read and at least one page), which a run that asks one thing at a time never has.
+    monkeypatch.setenv("RELAY_PARTITIONS", str(PARTITIONS))
+    event_ids = add_orders(db, settings, 40)
+    relay_db = get_db_client(settings)
+    gate = Gate(width=3)
+    intercept(relay_db, gate)
+    summary = make_relay(relay_db, settings, receiver.url, partitions=PARTITIONS).run()
+    assert gate.opened and not gate.timed_out, (gate.most, gate.calls)
+    assert summary["processed"] == 40, summary
+    assert sorted(r.event_id for r in receiver.received) == event_ids
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}

@@ -41,8 +41,11 @@ from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.partitioned.survey import (
     HELD_READ_LIMIT,
+    Held,
+    Survey,
     after_first_page,
     find_more,
+    read_held,
     survey,
 )
 from firestore_outbox.relay.summary import Count, StopReason
@@ -114,31 +117,30 @@ class PartitionDrain:
         looked = survey(self._store, self._config, tally)
         if not looked.open_events:
             return StopReason.DRAINED
-        if not self._take_mode():
-            return StopReason.MODE  # the summary says which mode it waits for
-        self._more_held = looked.more_held
-        self.aggregates.block(looked.held)
-        self._held_counted_at = looked.held_counted_at
-        fan_out = self._fan_out
-        if (
-            not looked.backlog
-            and fan_out
-            and (more := wanted(looked.open_events, self._config.fan_out, self._config.partitions))
-        ):
-            tally[Count.FANNED_OUT] += fan_out.start(more, run.instance)
         held: dict[int, HeldPartition] = {}
         # Partitions another invocation drains from now on are visited for this run too.
         self._started = self._store.clock.latest()
         with ThreadPoolExecutor(1, "relay-backlog") as beside:
             if looked.backlog:  # counts and healing wait for the first page, then go beside
-                args = (self._store, self._config, looked, tally, fan_out, run.instance)
+                args = (self._store, self._config, looked, tally, self._fan_out, run.instance)
                 self._after_first_page = lambda: beside.submit(after_first_page, *args)
             try:
                 with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
                     visited = set(looked.empty)
+                    first: NudgedStart | None = None
+                    if run.ramp is None and looked.unhealed is None:
+                        # a few partitions the survey saw events in: their pages read at once
+                        first = self._start(run, held, self._first_claim(looked), nudged=False)
+                        mode_ok = first.mode_ok
+                        visited.update(held)
+                    elif mode_ok := self._take_mode():
+                        self._hold(read_held(self._store) if self._holds_failed else Held())
+                    if not mode_ok:
+                        return StopReason.MODE  # the summary says which mode it waits for
+                    self._fan_out_few(run, looked)
                     if self._only is not None:  # a nudge: its partitions only
                         visited |= set(range(self._config.partitions.count)) - set(self._only)
-                    return self._drain(run, held, visited, pages, looked.unhealed)
+                    return self._drain(run, held, visited, pages, looked.unhealed, first=first)
             finally:
                 # Every settle lands (or gives up) before the partitions are released: the
                 # next holder must not find an event delivered here still PENDING.
@@ -152,29 +154,65 @@ class PartitionDrain:
         held: dict[int, HeldPartition] = {}
         try:
             with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
-                start = start_nudged(
-                    self._store,
-                    self._leases,
-                    self._only or (),
-                    instance=run.instance,
-                    page_size=self._config.batch_size,
-                    take_mode=self._take_mode,
-                    read_held=self._holds_failed,
-                    claimed=lambda taken: held.update((h.partition, h) for h in taken),
-                )
+                start = self._start(run, held, self._only or ())
                 if not start.mode_ok:
                     return StopReason.MODE
                 if not held:
                     return StopReason.DRAINED
                 self._started = self._store.clock.latest()
-                self._more_held, self._held_counted_at = start.more_held, start.held_at
-                self.aggregates.block(start.held)
-                self._note_claimed(run, list(held.values()))
                 visited = set(range(self._config.partitions.count))  # nothing more is claimed
                 return self._drain(run, held, visited, pages, None, first=start)
         finally:
             self._settled(run)
             self._release(held, list(held), unsettled_too=True)
+
+    def _start(
+        self,
+        run: Pipeline,
+        held: dict[int, HeldPartition],
+        partitions: Collection[int],
+        *,
+        nudged: bool = True,
+    ) -> NudgedStart:
+        """Claim `partitions`, their first pages and the held aggregates read at once
+        (`nudged`); `held` hears the claim as soon as it lands."""
+        start = start_nudged(
+            self._store,
+            self._leases,
+            partitions,
+            instance=run.instance,
+            page_size=self._config.batch_size,
+            take_mode=self._take_mode,
+            holds=self._holds_failed,
+            nudged=nudged,
+            claimed=lambda taken: held.update((h.partition, h) for h in taken),
+        )
+        if start.mode_ok:
+            self._hold(start.held)
+            self._note_claimed(run, start.claimed)
+        return start
+
+    def _first_claim(self, looked: Survey) -> list[int]:
+        """Up to a claim's worth of the partitions the survey saw events in, at random, so
+        that invocations started together spread out."""
+        seen = sorted(looked.partitions - looked.empty)
+        return self._rng.sample(seen, min(self._config.partitions.per_claim, len(seen)))
+
+    def _hold(self, held: Held) -> None:
+        """Block the aggregates `held` holds; later claims go by when it was read."""
+        self._more_held, self._held_counted_at = held.more, held.at
+        self.aggregates.block(held.aggregates)
+
+    def _fan_out_few(self, run: Pipeline, looked: Survey) -> None:
+        """More invocations for the open events the survey saw all of (a backlog's are
+        counted once the first page is out: `after_first_page`)."""
+        fan_out = self._fan_out
+        if (
+            not looked.backlog
+            and fan_out
+            and (more := wanted(looked.open_events, self._config.fan_out, self._config.partitions))
+        ):
+            run.tally[Count.FANNED_OUT] += fan_out.start(more, run.instance)
 
     def _start_after_first_page(self) -> Future[None]:
         if self._after is None:

@@ -66,10 +66,13 @@ class PartitionLeases(PartitionLeaseWrites):
             self._known.clear()
         return []
 
-    def read_named(self, partitions: Iterable[int]) -> None:
-        """Read the leases of `partitions` (one read, whatever this relay knew: another
-        instance may have held them since); `claim_named` goes by it."""
-        self._look(sorted(set(partitions)))
+    def read_named(self, partitions: Iterable[int], *, again: bool = True) -> None:
+        """Read the leases of `partitions` in one read; `claim_named` goes by it. With
+        `again`, whatever this relay knew (a nudge's: another instance may have held them
+        since, and one seen held would be left unread); else only those it knows nothing of
+        (a claim by an old reading is refused if the lease changed since)."""
+        named = sorted(set(partitions))
+        self._look(named if again else [n for n in named if n not in self._known])
 
     def claim_named(self, holder: str, partitions: Iterable[int]) -> list[HeldPartition]:
         """A nudge's claim (after `read_named`): those of `partitions` free or surely

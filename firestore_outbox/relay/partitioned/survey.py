@@ -1,9 +1,10 @@
 """What a partitioned run looks at before it claims anything, at a cost that does not grow
 with the backlog: one read of a few open events (all an idle outbox costs; with few events
-open, which partitions have none, so they are not claimed for nothing), whether any of those
+open, which partitions have none, so they are not claimed for nothing; which partitions have
+some, so the first claim can read their pages while it claims), and whether any of those
 need healing (then the events without a usable partition are found, to be delivered and
-healed in their settles: `firestore_outbox.relay.partitioned.unhealed`), and whether any
-aggregate is held.
+healed in their settles: `firestore_outbox.relay.partitioned.unhealed`). Which aggregates
+are held (`read_held`) is asked once there is something to deliver, with the first claim.
 
 Nothing here counts the backlog: a run delivers from its first page before anything that
 costs reads or time in proportion to it. With a backlog, whether events elsewhere need
@@ -48,50 +49,62 @@ HELD_READ_LIMIT = 1000
 
 @dataclass(frozen=True)
 class Survey:
-    """Open events seen (0: nothing to do; `backlog`: at least as many as were read),
-    the aggregates held, and the partitions known to have no open event."""
+    """Open events seen (0: nothing to do; `backlog`: at least as many as were read), the
+    partitions they lie in (`partitions`) and those known to have none (`empty`)."""
 
     open_events: int
-    held: list[str] = field(default_factory=list)  # aggregates held, wherever their head is
-    more_held: bool = False  # more than HELD_READ_LIMIT events hold: look per partition too
     empty: set[int] = field(default_factory=set)
-    # When held events were looked for (None: not looked for, nothing holds with this config).
-    held_counted_at: datetime.datetime | None = None
+    # Where the events read lie (those with a usable partition): the first claim's pick.
+    partitions: frozenset[int] = frozenset()
     # More open events than the survey read: healing elsewhere is looked for beside the drain.
     backlog: bool = False
     # Found without a usable partition (the survey saw some): delivered by their partitions.
     unhealed: Unhealed | None = None
 
 
+@dataclass(frozen=True)
+class Held:
+    """The aggregates held, wherever their head is (`aggregates`), whether more events hold
+    than were read (`more`: look per partition too), and when they were read (`at`; None:
+    not read, nothing holds with this configuration)."""
+
+    aggregates: list[str] = field(default_factory=list)
+    more: bool = False
+    at: datetime.datetime | None = None
+
+
 def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
     """Look, and heal what the look found (see the module docstring); counts what it healed
     into `tally`. The first read is also the run's first reading of Firestore's clock."""
-    limit = 2 * config.partitions.count
+    count = config.partitions.count
+    limit = 2 * count
     seen, _ = store.run_at(open_query(store).select([PARTITION, SEQUENCE]).limit(limit))
     if not seen:
         return Survey(0)
     backlog = len(seen) >= limit
-    healing = any(needs_heal(d.to_dict() or {}, config.partitions.count) for d in seen)
+    heal = [needs_heal(d.to_dict() or {}, count) for d in seen]
+    healing = any(heal)
     unhealed = find_more(store, config, tally) if healing else None
-    held: list[str] = []
-    held_at, more_held = None, False
-    if config.partitions.holds_failed:
-        # A hold is its aggregate's wherever its event lies: read from the whole collection,
-        # not per partition claimed (with another RELAY_PARTITIONS, the head a hold waits
-        # for lies in a partition its aggregate's events no longer go to).
-        found, held_at = store.run_at(
-            store.collection.where(filter=FieldFilter(HELD, "==", True))
-            .select([AGGREGATE_ID])
-            .limit(HELD_READ_LIMIT)
-        )
-        held = [str(d.get(AGGREGATE_ID)) for d in found]
-        more_held = len(found) >= HELD_READ_LIMIT
+    lying = frozenset(int(d.get(PARTITION)) for d, h in zip(seen, heal, strict=True) if not h)
     # With a backlog most partitions have some; else the read saw every open event (and
     # where it lies, unless it was just healed into a partition).
     empty: set[int] = set()
     if not (backlog or healing):
-        empty = set(range(config.partitions.count)) - {d.get(PARTITION) for d in seen}
-    return Survey(len(seen), held, more_held, empty, held_at, backlog, unhealed)
+        empty = set(range(count)) - {d.get(PARTITION) for d in seen}
+    return Survey(len(seen), empty, lying, backlog, unhealed)
+
+
+def read_held(store: LeaseStore) -> Held:
+    """One read of the events that hold their aggregates. A hold is its aggregate's wherever
+    its event lies: read from the whole collection, not per partition claimed (with another
+    RELAY_PARTITIONS, the head a hold waits for lies in a partition its aggregate's events no
+    longer go to)."""
+    found, at = store.run_at(
+        store.collection.where(filter=FieldFilter(HELD, "==", True))
+        .select([AGGREGATE_ID])
+        .limit(HELD_READ_LIMIT)
+    )
+    return Held([str(d.get(AGGREGATE_ID)) for d in found], len(found) >= HELD_READ_LIMIT, at)
 
 
 def find_more(store: LeaseStore, config: RelayConfig, tally: Tally) -> Unhealed:
