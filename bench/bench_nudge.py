@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import bootstrap  # noqa: F401  (the reference application, from this checkout)
+import nudge_trace
 from latency_proxy import DelayProxy
 from nudge_function import RelayFunction, report, timer_event
 from nudge_plot import write_plot
@@ -42,6 +43,7 @@ from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.nudge import nudger_for
+from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 HERE = Path(__file__).resolve().parent
@@ -93,6 +95,8 @@ def _run_mode(mode: str, rate: float, args: argparse.Namespace, emulator: str) -
             "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
             "OUTBOX_NUDGE": {"timer": "off", "follow": "off"}.get(mode, mode.split("-")[0]),
         }
+        if args.trace:
+            env["BENCH_NUDGE_TRACE"] = _trace_dir(args, mode, rate)
         function = RelayFunction(
             env, refuse_nudges=mode == "fc3-dropped", max_instances=args.max_instances
         )
@@ -120,6 +124,10 @@ def _stream(
 ) -> dict[str, Any]:
     db = get_db_client(settings)
     nudger = nudger_for(db, settings, env) if env["OUTBOX_NUDGE"] != "off" else None
+    if nudger is not None and args.trace:
+        _trace_nudges(nudger, function)
+    partitions = configured_partitions(env)
+    where: dict[str, tuple[float, int]] = {}
     follower = None
     if mode == "follow":
         outbox = Path(sys.executable).with_name("outbox")
@@ -152,6 +160,7 @@ def _stream(
             done = time.monotonic()
             seqs[a] += 1
         committed[event_id] = done
+        where[event_id] = (done, partition_of(payload["aggregate"], partitions))
         commit_ms.append((done - began) * 1000)
 
     if mode != "follow":
@@ -204,6 +213,9 @@ def _stream(
         "function": report(function),
         "latenciesMs": [round(x, 1) for x in latencies],
     }
+    if args.trace:
+        result["trace"] = nudge_trace.account(env["BENCH_NUDGE_TRACE"], where, downstream.arrived)
+        print(json.dumps(result["trace"], indent=1), flush=True)
     print(
         f"  {mode:12} {rate:>5g}/s: p50 {result['p50']} ms  p95 {result['p95']}  p99 "
         f"{result['p99']}  lost {result['lost']}  out of order {result['outOfOrder']}  "
@@ -213,6 +225,45 @@ def _stream(
     )
     db.close()
     return result
+
+
+def _trace_dir(args: argparse.Namespace, mode: str, rate: float) -> str:
+    directory = Path(args.trace) / f"{mode}-{rate:g}"
+    for old in directory.glob("*.jsonl"):
+        old.unlink()
+    nudge_trace.install(str(directory), "bench")
+    return str(directory)
+
+
+def _trace_nudges(nudger: Any, function: RelayFunction) -> None:
+    """Mark each nudge sent (and, in `process` mode, the drain it runs in this process)."""
+    target = nudger._target
+    send = target.send
+    runs = [0]
+
+    def traced(partitions: frozenset[int]) -> bool:
+        started = time.monotonic()
+        request = None
+        if env_mode == "process":
+            runs[0] += 1
+            request = f"process-{runs[0]}"
+            nudge_trace.mark("fc-received", request=request)
+            nudge_trace.current[0] = request
+            nudge_trace.mark("handler")
+        try:
+            return send(partitions)
+        finally:
+            if env_mode == "process":
+                nudge_trace.mark("handler-done")
+                nudge_trace.current[0] = None
+            else:
+                request = function.last_nudge
+            nudge_trace.mark(
+                "nudge-sent", start=started, partitions=sorted(partitions), request=request
+            )
+
+    env_mode = "process" if type(target).__name__ == "ProcessNudge" else "fc3"
+    target.send = traced
 
 
 def _split(host_port: str) -> tuple[str, int]:
@@ -236,6 +287,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--max-instances", type=int, default=8, help="the relay function's instance limit"
+    )
+    parser.add_argument(
+        "--trace",
+        default="",
+        help="a directory: mark every stage of each nudged delivery, and account for them",
     )
     parser.add_argument("--out", default=str(HERE / "results" / "nudge.json"))
     parser.add_argument(

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import nudge_trace
+
 from firestore_outbox.consumer.receiver import Answer, Received
 from firestore_outbox.nudge.wire import NUDGE_TYPE
 from tests.fc3_server import Fc3Endpoint, error
@@ -70,6 +72,7 @@ class RelayFunction:
         self._ended = threading.Condition(self._lock)
         self._instances: list[_Instance] = []
         self._running: dict[str, float] = {}
+        self.last_nudge: str | None = None  # the request id of the last nudge taken
 
     def caller_environment(self, url: str) -> dict[str, str]:
         return {
@@ -96,10 +99,14 @@ class RelayFunction:
             self.invocations += 1
             self.nudges += nudge
             request_id = f"invocation-{self.invocations}"
+            if nudge:
+                self.last_nudge = request_id
+                nudge_trace.mark("fc-received", request=request_id)
             self._running[request_id] = time.monotonic()
             idle = next((i for i in self._instances if not i.busy), None)
             if idle is not None:
                 idle.busy = True
+                nudge_trace.mark("fc-dispatched", request=request_id, warm=True)
                 idle.run(request_id, event)
                 return
             if self.max_instances and len(self._instances) >= self.max_instances:
@@ -113,6 +120,7 @@ class RelayFunction:
 
     def _first(self, instance: _Instance, request_id: str, event: bytes) -> None:
         if instance.ready.wait(60):
+            nudge_trace.mark("fc-dispatched", request=request_id, cold=True)
             instance.run(request_id, event)
 
     def warm(self, count: int) -> None:
@@ -151,6 +159,7 @@ class RelayFunction:
                 if began is not None:
                     self.durations.append(time.monotonic() - began)
                 if self._queued:
+                    nudge_trace.mark("fc-dispatched", request=self._queued[0][0], queued=True)
                     instance.run(*self._queued.pop(0))
                 else:
                     instance.busy = False

@@ -18,6 +18,7 @@ from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import ConfigError, OutboxError
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.nudge import hand_off_for
 from firestore_outbox.nudge.wire import nudged_partitions
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges
@@ -28,6 +29,8 @@ from firestore_outbox.relay.fan_out import is_fan_out
 
 logger = logging.getLogger("firestore_outbox.relay")
 
+# The wait for a hand-off nudge to be sent (each nudge is bounded by its own 2 s timeout).
+HAND_OFF_WAIT_SECONDS = 3.0
 _lock = threading.Lock()
 _cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
 # What the backlog gauges read: the current configuration's outbox (set with the relay).
@@ -84,14 +87,20 @@ def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str,
         log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
     else:
         nudged = nudged_partitions(trigger)  # a producer's nudge: its partitions only
+        # What a nudged run's re-check finds goes to a new invocation (a nudge), not kept here.
+        hand_off = hand_off_for(relay.db, configuration.settings) if nudged is not None else None
         summary = relay.run(
             time_budget=_time_budget(context, relay.config),
             instance_id=request_id,
             fan_out=not is_fan_out(trigger) and nudged is None,  # neither starts more
             partitions=nudged,
+            hand_off=None if hand_off is None else hand_off.nudge,
         ).to_json()
         if nudged is not None:
             summary["nudged"] = nudged
+        if summary.get("handedOff") and hand_off is not None:
+            # sent before the handler returns: Function Compute may freeze the instance then
+            hand_off.wait_idle(HAND_OFF_WAIT_SECONDS)
     summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
     log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
     return summary

@@ -30,6 +30,7 @@ __all__ = [
     "NudgeSettings",
     "NudgeTarget",
     "Nudger",
+    "hand_off_for",
     "load_nudge_settings",
     "nudge_committed",
     "nudger_for",
@@ -41,6 +42,7 @@ _lock = threading.RLock()
 # The process's nudger for the configuration it was built from (None: off or unusable).
 _refused: set[str] = set()
 _shared: dict[tuple[NudgeSettings, Settings, frozenset[Any] | None], Nudger | None] = {}
+_hand_offs: dict[tuple[NudgeSettings, Settings], Nudger | None] = {}
 
 
 def nudger_for(
@@ -63,16 +65,39 @@ def nudger_for(
 
 
 def _build(
-    nudge: NudgeSettings, db: Client, settings: Settings, environ: Mapping[str, str] | None
+    nudge: NudgeSettings,
+    db: Client,
+    settings: Settings,
+    environ: Mapping[str, str] | None,
+    *,
+    unique: bool = False,
 ) -> Nudger | None:
     from firestore_outbox.nudge.targets import build_target
 
     try:
-        target = build_target(nudge, db, settings, environ)
+        target = build_target(nudge, db, settings, environ, unique=unique)
     except OutboxError as exc:
         _refuse(str(exc))
         return None
-    return Nudger(target, queue_size=nudge.queue_size, interval_seconds=nudge.interval_seconds)
+    nudger = Nudger(target, queue_size=nudge.queue_size, interval_seconds=nudge.interval_seconds)
+    bind = getattr(target, "bind", None)
+    if bind is not None:  # a drain in this process hands what it re-checks back to it
+        bind(nudger)
+    return nudger
+
+
+def hand_off_for(db: Client, settings: Settings) -> Nudger | None:
+    """The nudger a nudged relay invocation (Function Compute, an HTTP trigger) hands the
+    partitions its re-check found to, when `OUTBOX_NUDGE` nudges another invocation (`fc3`,
+    `http`); None otherwise (the run claims them again). Its nudges are never refused as
+    repeats of a producer's (each has a task id of its own)."""
+    nudge = _default_settings()
+    if isinstance(nudge, str) or nudge.mode not in (NudgeMode.FC3, NudgeMode.HTTP):
+        return None
+    with _lock:
+        if (nudge, settings) not in _hand_offs:
+            _hand_offs[nudge, settings] = _build(nudge, db, settings, None, unique=True)
+        return _hand_offs[nudge, settings]
 
 
 def nudge_committed(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import urllib3
@@ -22,7 +22,7 @@ from firestore_outbox.relay.fan_out import FanOutSettings
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.nudge.sender import NudgeTarget
+    from firestore_outbox.nudge.sender import Nudger, NudgeTarget
     from firestore_outbox.publishers.fc.fc3 import Fc3Publisher
     from firestore_outbox.relay import Relay
 
@@ -35,12 +35,14 @@ class Fc3Nudge:
     """Invokes the relay function asynchronously; the task id (`nudge_delivery`) lets
     Function Compute refuse the same nudge from several processes within its window."""
 
-    def __init__(self, publisher: Fc3Publisher, timeout: float) -> None:
+    def __init__(self, publisher: Fc3Publisher, timeout: float, *, unique: bool = False) -> None:
         self._publisher = publisher
         self._timeout = timeout
+        self._unique = unique  # a hand-off's: never refused as a repeat
 
     def send(self, partitions: frozenset[int]) -> bool:
-        delivery = nudge_delivery(partitions, SOURCE, time.monotonic() + self._timeout)
+        deadline = time.monotonic() + self._timeout
+        delivery = nudge_delivery(partitions, SOURCE, deadline, unique=self._unique)
         result = self._publisher.publish(delivery)
         return result.outcome is Outcome.DELIVERED
 
@@ -51,15 +53,17 @@ class Fc3Nudge:
 class HttpNudge:
     """POSTs the nudge's CloudEvent JSON to `url` (a relay behind an HTTP trigger)."""
 
-    def __init__(self, url: str, timeout: float) -> None:
+    def __init__(self, url: str, timeout: float, *, unique: bool = False) -> None:
         self._url = url
+        self._unique = unique
         self._pool = urllib3.PoolManager(
             retries=False, timeout=urllib3.Timeout(connect=timeout, read=timeout)
         )
         self._timeout = timeout
 
     def send(self, partitions: frozenset[int]) -> bool:
-        body = nudge_body(nudge_delivery(partitions, SOURCE, time.monotonic() + self._timeout))
+        deadline = time.monotonic() + self._timeout
+        body = nudge_body(nudge_delivery(partitions, SOURCE, deadline, unique=self._unique))
         answer = self._pool.request(
             "POST", self._url, body=body, headers={"Content-Type": "application/json"}
         )
@@ -70,13 +74,19 @@ class HttpNudge:
 
 
 class ProcessNudge:
-    """Drains the nudged partitions in this process, with the relay's own settings."""
+    """Drains the nudged partitions in this process, with the relay's own settings. What a
+    drain's re-check finds after a release goes back on the nudger's queue (`bind`), behind
+    the nudges waiting there, instead of keeping the drain (and the nudger) on it."""
 
     def __init__(self, relay: Relay) -> None:
         self._relay = relay
+        self._hand_off: Callable[[frozenset[int]], object] | None = None
+
+    def bind(self, nudger: Nudger) -> None:
+        self._hand_off = nudger.nudge
 
     def send(self, partitions: frozenset[int]) -> bool:
-        summary = self._relay.run(partitions=partitions)
+        summary = self._relay.run(partitions=partitions, hand_off=self._hand_off)
         return summary.ok
 
     def close(self) -> None:
@@ -84,11 +94,17 @@ class ProcessNudge:
 
 
 def build_target(
-    nudge: NudgeSettings, db: Client, settings: Settings, environ: Mapping[str, str] | None
+    nudge: NudgeSettings,
+    db: Client,
+    settings: Settings,
+    environ: Mapping[str, str] | None,
+    *,
+    unique: bool = False,
 ) -> NudgeTarget:
-    """The target `nudge.mode` names (not `off`); `ConfigError` names a missing variable."""
+    """The target `nudge.mode` names (not `off`); `ConfigError` names a missing variable.
+    `unique`: each nudge with a task id of its own (a relay's hand-offs)."""
     if nudge.mode is NudgeMode.HTTP:
-        return HttpNudge(str(nudge.url), nudge.timeout_seconds)
+        return HttpNudge(str(nudge.url), nudge.timeout_seconds, unique=unique)
     if nudge.mode is NudgeMode.PROCESS:
         from firestore_outbox.relay import Relay
         from firestore_outbox.relay.config import load_relay_config
@@ -111,4 +127,5 @@ def build_target(
         **access_key(function.access_key),
     )
     timeout = nudge.timeout_seconds
-    return Fc3Nudge(Fc3Publisher(target, connect_timeout=timeout, read_timeout=timeout), timeout)
+    publisher = Fc3Publisher(target, connect_timeout=timeout, read_timeout=timeout)
+    return Fc3Nudge(publisher, timeout, unique=unique)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from collections.abc import Collection
 from typing import Any
 
@@ -23,11 +24,15 @@ NUDGE_TYPE = "firestore-outbox.relay.nudge"
 DEDUP_WINDOW_SECONDS = 0.2
 
 
-def nudge_delivery(partitions: Collection[int], source: str, deadline: float) -> Delivery:
+def nudge_delivery(
+    partitions: Collection[int], source: str, deadline: float, *, unique: bool = False
+) -> Delivery:
     """The nudge of `partitions` as a `Delivery`; its id (FC's task id) names the partitions
-    and the dedup window, so repeats across processes within the window share it."""
+    and the dedup window, so repeats across processes within the window share it. `unique`:
+    an id of its own instead, never refused as a repeat (a relay's hand-off: it nudges an
+    event its re-check found, which an earlier nudge's invocation may have missed)."""
     ordered = sorted(set(partitions))
-    window = int(time.time() / DEDUP_WINDOW_SECONDS)
+    window = uuid.uuid4().hex[:16] if unique else str(int(time.time() / DEDUP_WINDOW_SECONDS))
     digest = hashlib.sha256(",".join(map(str, ordered)).encode()).hexdigest()[:16]
     return Delivery(
         event_id=f"nudge-{digest}-{window}",

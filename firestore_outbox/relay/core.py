@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -134,12 +134,15 @@ class Relay:
         stop: threading.Event | None = None,
         fan_out: bool = False,
         partitions: Collection[int] | None = None,
+        hand_off: Callable[[frozenset[int]], object] | None = None,
     ) -> RunSummary:
         """Drain due events for at most `time_budget` seconds (default and ceiling: the
         configured budget), or until `stop` is set (partition leases only: follow mode).
         `fan_out`: may start more invocations for a large backlog
         (`firestore_outbox.relay.fan_out`). `partitions`: a nudge's (`firestore_outbox.nudge`);
         only they are claimed (partition leases; under event leases the run drains as usual).
+        `hand_off`: with `partitions`, how the run nudges the partitions its re-check after a
+        release finds an event in (`recheck`), instead of claiming them again.
         Returns the summary; Firestore errors end the run with `status: error`, and whatever
         was leased and not settled is taken back later."""
         started = time.monotonic()
@@ -153,7 +156,13 @@ class Relay:
         self._store.bound_until(deadline + self.config.firestore_timeout_seconds)
         try:
             return self._run(
-                started, budget, instance, stop=stop, fan_out=fan_out, partitions=partitions
+                started,
+                budget,
+                instance,
+                stop=stop,
+                fan_out=fan_out,
+                partitions=partitions,
+                hand_off=hand_off,
             )
         finally:
             self._store.bound_until(None)
@@ -167,6 +176,7 @@ class Relay:
         stop: threading.Event | None,
         fan_out: bool,
         partitions: Collection[int] | None,
+        hand_off: Callable[[frozenset[int]], object] | None,
     ) -> RunSummary:
         deadline = started + budget
         tally: Tally = Counter()
@@ -209,6 +219,7 @@ class Relay:
                     fan_out=self._fan_out() if fan_out and partitions is None else None,
                     take_mode=take_mode,
                     only=partitions,
+                    hand_off=hand_off,
                 )
                 with self.pipeline(
                     deadline, instance, tally, on_settled=drain.aggregates.settled
@@ -269,6 +280,11 @@ class Relay:
         """Lease the events `snapshots` show (each only if unchanged since) and hand every
         lease to the pool; results go to the settler as they arrive."""
         deliver_batch(self._store, self._attempts, self.config, pipeline, snapshots)
+
+    @property
+    def db(self) -> Client:
+        """The Firestore client the relay was made with."""
+        return self._db
 
     @property
     def store(self) -> LeaseStore:

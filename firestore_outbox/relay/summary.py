@@ -68,6 +68,7 @@ class Count(str, enum.Enum):
     HEALED = "healed"
     PARTITIONS_CLAIMED = "partitionsClaimed"
     FANNED_OUT = "fannedOut"
+    HANDED_OFF = "handedOff"
     MODE_WAITS = "modeWaits"
     # Follow mode's own (`firestore_outbox.relay.follow.progress`).
     ERRORS = "errors"
@@ -126,6 +127,7 @@ class RunSummary(Mapping[str, Any]):
     healed: int = 0
     partitions_claimed: int = 0
     fanned_out: int = 0
+    handed_off: int = 0
     mode_waits: int = 0
     _json: dict[str, Any] = field(init=False, repr=False, compare=False)
 

@@ -42,6 +42,13 @@ def test_the_http_body_is_an_event_the_relay_handler_reads_back() -> None:
     assert task_id(delivery.event_id).startswith("e_nudge-")  # a valid FC task id
 
 
+def test_a_hand_off_has_a_task_id_of_its_own_where_producers_nudges_share_one() -> None:
+    shared = nudge_delivery([2], "//test", 0.0).event_id  # the 0.2 s window's
+    own = {nudge_delivery([2], "//test", 0.0, unique=True).event_id for _ in range(2)}
+    assert len(own) == 2 and shared not in own
+    assert all(task_id(i).startswith("e_nudge-") for i in own)
+
+
 @pytest.mark.parametrize(
     ("trigger", "partitions"),
     [

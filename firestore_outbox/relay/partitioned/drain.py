@@ -85,8 +85,11 @@ class PartitionDrain:
         fan_out: FanOut | None = None,
         take_mode: Callable[[], bool] = lambda: True,
         only: Collection[int] | None = None,
+        hand_off: Callable[[frozenset[int]], object] | None = None,
     ) -> None:
         self._only = only  # a nudge's partitions: no others are claimed
+        # A nudged run's re-check nudges what it finds through this, not claiming again.
+        self._hand_off = hand_off if only is not None else None
         self._claimed_at: dict[int, datetime.datetime] = {}
         self._stop = stop or threading.Event()
         self._take_mode = take_mode  # False: relays of the other lease mode may be draining
@@ -321,7 +324,16 @@ class PartitionDrain:
         again (`firestore_outbox.relay.partitioned.recheck`) join `held`."""
         if not released or not self._config.recheck_released:
             return False
-        again = recheck(self._store, self._leases, run, released, reads, pages, self._claimed_at)
+        again = recheck(
+            self._store,
+            self._leases,
+            run,
+            released,
+            reads,
+            pages,
+            self._claimed_at,
+            self._hand_off,
+        )
         held.update((h.partition, h) for h in again)
         return bool(again)
 

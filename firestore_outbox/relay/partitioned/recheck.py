@@ -16,12 +16,21 @@ claims p and reads it. If H's claim after a re-check loses to another invocation
 held p after the re-check, so it releases later and its own re-check sees the event.
 Cost: one query per partition released drained, a read when it finds nothing (Firestore
 bills one read for an empty query), and a claim and a page only when it finds something.
+
+A nudged run with a way to nudge (`hand_off`) does not claim again: it nudges the partitions
+its re-check found, and ends. Claiming again made a nudged run a chain (release, re-check,
+claim, page, publish, settle, release...) that lasted as long as events kept coming into its
+partitions, up to its whole budget: in-process (`OUTBOX_NUDGE=process`) the next nudge waited
+for it, and on Function Compute it held an instance while nudges queued for one. The nudge it
+sends is sent after the release and the re-check, so the invocation it starts reads the
+partition after the event; dropped, it costs latency only, as any nudge (the timer delivers).
 """
 
 from __future__ import annotations
 
 import datetime
 import random
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import FieldFilter
@@ -51,13 +60,19 @@ def recheck(
     reads: PageReads,
     pages: ThreadPoolExecutor,
     claimed_at: dict[int, datetime.datetime],
+    hand_off: Callable[[frozenset[int]], object] | None = None,
 ) -> list[HeldPartition]:
     """Read each partition just `released` drained once more (at once, on the `pages`
-    pool); claim again those with an event this run did not read, to read on there."""
+    pool); claim again those with an event this run did not read, to read on there, or,
+    with `hand_off`, nudge them (`hand_off(partitions)`) and claim nothing."""
     queries = [unread_events(store, p, reads.last.get(p), claimed_at[p]) for p in released]
     found = list(pages.map(store.run, queries))
     again = {p for p, docs in zip(released, found, strict=True) if docs}
     if not again:
+        return []
+    if hand_off is not None:
+        hand_off(frozenset(again))
+        run.tally[Count.HANDED_OFF] += len(again)
         return []
     skip = set(range(leases.count)) - again
     claimed = leases.claim(run.instance, len(again), skip=skip, rng=_rng)
