@@ -18,7 +18,7 @@ from google.cloud import firestore
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from tests.helpers import FAST, add_orders, make_relay, outbox, relay_environment, run_until
-from tests.overlap import HeldUntilOverlap
+from tests.overlap import HeldUntilOverlap, held_relay_variables
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 
@@ -100,10 +100,6 @@ def test_a_relay_killed_holding_partitions_is_taken_over_after_the_lock_timeout(
     assert outbox(db, settings)[first]["attempts"] == 1
 
 
-# Longer than a held delivery waits for the overlap.
-HELD_HTTP_TIMEOUT_SECONDS = HeldUntilOverlap.WAIT_SECONDS + 2
-
-
 def test_several_relay_processes_deliver_every_event_exactly_once(
     db: firestore.Client, settings: Settings, tmp_path: Path
 ) -> None:
@@ -122,8 +118,7 @@ def test_several_relay_processes_deliver_every_event_exactly_once(
             receiver.url,
             RELAY_BATCH_SIZE="25",
             RELAY_CONCURRENCY="4",
-            RELAY_HTTP_TIMEOUT_SECONDS=str(HELD_HTTP_TIMEOUT_SECONDS),
-            RELAY_LOCK_TIMEOUT_SECONDS="60",
+            **held_relay_variables(),
         )
         relays = [start_relay(variables, tmp_path) for _ in range(4)]
         outputs = [relay.communicate(timeout=120) for relay in relays]
