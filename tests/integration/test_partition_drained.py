@@ -86,7 +86,7 @@ def test_a_lease_read_once_is_not_read_again_while_claiming_the_rest(
     assert reads == [16]  # once, at the first claim; not 16 + 12 + 8 + 4
 
 
-def before_the_second_claim(leases: PartitionLeases, action: Callable[[], None]) -> None:
+def before_the_second_claim(leases: PartitionLeases, action: Callable[[], object]) -> None:
     """Run `action` once, when a run that claimed its first partitions comes to claim more."""
     claim, claims = leases.claim, itertools.count()
 
@@ -133,7 +133,7 @@ class LetsAnotherRunFirst(Relay):
     """A relay whose runs let `meanwhile` run once, when they come to claim more partitions:
     another invocation's whole run fits there, after this run started."""
 
-    def __init__(self, *args: Any, meanwhile: Callable[[], None], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, meanwhile: Callable[[], object], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._meanwhile = meanwhile
 
@@ -178,7 +178,7 @@ def test_a_partition_whose_events_were_handed_back_unsent_is_claimed_by_a_run_th
     )
     one_order_in_each_partition(db, settings, 3)
     relay_a = HandsEverythingBack(db, settings, config)
-    runs_of_a: list[dict[str, Any]] = []
+    runs_of_a: list[Any] = []  # its summaries
     relay_b = LetsAnotherRunFirst(
         db, settings, config, meanwhile=lambda: runs_of_a.append(relay_a.run())
     )
