@@ -16,7 +16,7 @@ class HeldUntilOverlap:
     deliver everything on its own. Use it as a `Receiver`'s answer, or call `hold()` from an
     in-process publisher."""
 
-    WAIT_SECONDS = 8.0  # under the relay's 10 s HTTP timeout
+    WAIT_SECONDS = 8.0  # under a held relay's HTTP timeout (`HELD_HTTP_TIMEOUT_SECONDS`)
 
     def __init__(self, concurrency: int, *, pace: float = 0.0) -> None:
         self._concurrency, self._pace = concurrency, pace
@@ -36,3 +36,19 @@ class HeldUntilOverlap:
     def __call__(self, _: Received) -> Answer:
         self.hold()
         return Answer(200)
+
+
+# What a relay whose deliveries `HeldUntilOverlap` holds must be given: an HTTP timeout longer
+# than the hold (the tests' usual 0.5 s gave up on a delivery held while the other relay was
+# still starting on a loaded machine: retried, delivered twice or left PENDING) and a lease of
+# at least two such attempts (`RelayConfig`), long enough that no renewal is due in a run.
+HELD_HTTP_TIMEOUT_SECONDS = HeldUntilOverlap.WAIT_SECONDS + 2
+HELD_LEASE_SECONDS = 60.0
+
+
+def held_relay_variables() -> dict[str, str]:
+    """`HELD_HTTP_TIMEOUT_SECONDS` and `HELD_LEASE_SECONDS` as a relay process reads them."""
+    return {
+        "RELAY_HTTP_TIMEOUT_SECONDS": str(HELD_HTTP_TIMEOUT_SECONDS),
+        "RELAY_LOCK_TIMEOUT_SECONDS": str(HELD_LEASE_SECONDS),
+    }

@@ -16,15 +16,25 @@ from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from tests.e2e.test_relay_processes import start_relay
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox, relay_environment, utcnow
-from tests.overlap import HeldUntilOverlap
+from tests.overlap import (
+    HELD_HTTP_TIMEOUT_SECONDS,
+    HELD_LEASE_SECONDS,
+    HeldUntilOverlap,
+    held_relay_variables,
+)
 
 
 def test_follow_mode_beside_the_timer_relay_delivers_every_event_exactly_once(
     db: firestore.Client, settings: Settings, tmp_path: Path
 ) -> None:
     with Receiver() as receiver:
+        # Held deliveries wait for the other relay: timeouts that outlast the hold.
         variables = relay_environment(
-            settings, receiver.url, RELAY_BATCH_SIZE="20", RELAY_CONCURRENCY="4"
+            settings,
+            receiver.url,
+            RELAY_BATCH_SIZE="20",
+            RELAY_CONCURRENCY="4",
+            **held_relay_variables(),
         )
         follower = start_relay(variables, tmp_path, "--follow")
         add_orders(db, settings, 1)
@@ -33,7 +43,15 @@ def test_follow_mode_beside_the_timer_relay_delivers_every_event_exactly_once(
         # flight than that, so both are delivering at once, however the machine schedules them.
         steady = HeldUntilOverlap(concurrency=4, pace=0.005)
         receiver.respond = steady
-        timer = make_relay(db, settings, receiver.url, batch_size=20, concurrency=4)
+        timer = make_relay(
+            db,
+            settings,
+            receiver.url,
+            batch_size=20,
+            concurrency=4,
+            http_timeout_seconds=HELD_HTTP_TIMEOUT_SECONDS,
+            lock_timeout_seconds=HELD_LEASE_SECONDS,
+        )
         timer_summaries: list[dict[str, int]] = []
         stop = threading.Event()
 

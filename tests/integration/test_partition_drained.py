@@ -1,16 +1,34 @@
 """A partition released drained is not claimed again by an invocation that started before:
 with four relays on one backlog, each partition is drained once, not claimed by every relay
-that comes by after (a claim, an empty page and a release each, for nothing)."""
+that comes by after (a claim, an empty page and a release each, for nothing). One whose
+events were handed back unsent is not released drained."""
 
 from __future__ import annotations
 
+import itertools
 import random
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from google.cloud import firestore
 
+from app.domain import NewOrder
+from app.services import create_new_order
+from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.settings import Settings
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.cas import Written
+from firestore_outbox.relay import Relay
+from firestore_outbox.relay.lease import Lease, OnSettled, Settled
+from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
-from tests.helpers import make_relay
+from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
+from firestore_outbox.relay.pipeline import Pipeline
+from firestore_outbox.relay.summary import Tally
+from tests.helpers import fast_config, make_relay, outbox
 
 
 def leases_of(db: firestore.Client, settings: Settings) -> PartitionLeases:
@@ -66,3 +84,108 @@ def test_a_lease_read_once_is_not_read_again_while_claiming_the_rest(
         skip.update(h.partition for h in claimed)
         leases.release(claimed, drained=True)
     assert reads == [16]  # once, at the first claim; not 16 + 12 + 8 + 4
+
+
+def before_the_second_claim(leases: PartitionLeases, action: Callable[[], object]) -> None:
+    """Run `action` once, when a run that claimed its first partitions comes to claim more."""
+    claim, claims = leases.claim, itertools.count()
+
+    def claim_after_action(*args: Any, **kwargs: Any) -> list[HeldPartition]:
+        if next(claims) == 1:
+            action()
+        return claim(*args, **kwargs)
+
+    leases.claim = claim_after_action  # type: ignore[method-assign]
+
+
+class HandsEverythingBack(Relay):
+    """A relay whose partition leases have less time left than one attempt takes as soon as
+    they are claimed: every head it takes is handed back unsent, as a drain late to renew
+    its leases on a loaded machine hands back the heads that were waiting to go. Its next
+    claim waits until its first head was handed back, so that the partition is released
+    while the run goes on (as a run with other partitions to drain releases it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.handed_back = threading.Event()
+
+    def partition_leases(self) -> PartitionLeases:
+        leases = super().partition_leases()
+        leases.duration = 1.0  # an attempt here takes up to 15.5 s (RelayConfig.attempt_seconds)
+        before_the_second_claim(leases, lambda: self.handed_back.wait(30))
+        return leases
+
+    @contextmanager
+    def pipeline(
+        self, deadline: float, instance: str, tally: Tally, *, on_settled: OnSettled | None = None
+    ) -> Iterator[Pipeline]:
+        def heard(lease: Lease, kind: Settled, written: Written | None) -> None:
+            if on_settled is not None:
+                on_settled(lease, kind, written)
+            if kind is Settled.RELEASED:
+                self.handed_back.set()
+
+        with super().pipeline(deadline, instance, tally, on_settled=heard) as pipeline:
+            yield pipeline
+
+
+class LetsAnotherRunFirst(Relay):
+    """A relay whose runs let `meanwhile` run once, when they come to claim more partitions:
+    another invocation's whole run fits there, after this run started."""
+
+    def __init__(self, *args: Any, meanwhile: Callable[[], object], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._meanwhile = meanwhile
+
+    def partition_leases(self) -> PartitionLeases:
+        leases = super().partition_leases()
+        before_the_second_claim(leases, self._meanwhile)
+        return leases
+
+
+def one_order_in_each_partition(db: firestore.Client, settings: Settings, partitions: int) -> None:
+    """One order whose event lies in each of the first `partitions` partitions, as the
+    producer writes them (`DEFAULT_PARTITIONS`): ids from idempotency keys."""
+    items = [{"productId": "sku-1", "quantity": 1}]
+    keys: dict[int, str] = {}
+    for n in itertools.count():
+        key = f"order-{n}"
+        order_id = str(NewOrder.parse("c", items, key).order_id)
+        if (partition := partition_of(order_id, DEFAULT_PARTITIONS)) < partitions:
+            keys.setdefault(partition, key)
+        if len(keys) == partitions:
+            break
+    for key in keys.values():
+        with FirestoreUnitOfWork(db, settings) as uow:
+            create_new_order("c", items, uow, idempotency_key=key)
+
+
+def test_a_partition_whose_events_were_handed_back_unsent_is_claimed_by_a_run_that_started_before(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    # Three partitions, one event each, claimed one at a time. Relay B claims one; before it
+    # claims more, relay A claims the other two and hands their events back unsent, releasing
+    # the first of them while its run goes on. B's run started before: had A released that
+    # one drained, B skipped it and its event waited for the next invocation, B's budget
+    # unspent (in the four-relay test, 4 events PENDING with 3 relays done early).
+    config = fast_config(
+        receiver.url,
+        partitions=3,
+        partitions_per_claim=1,
+        batch_size=1,  # the next claim comes once the head read was taken
+        http_timeout_seconds=10.0,  # B's first delivery may be out while A runs
+        lock_timeout_seconds=40.0,
+    )
+    one_order_in_each_partition(db, settings, 3)
+    relay_a = HandsEverythingBack(db, settings, config)
+    runs_of_a: list[Any] = []  # its summaries
+    relay_b = LetsAnotherRunFirst(
+        db, settings, config, meanwhile=lambda: runs_of_a.append(relay_a.run())
+    )
+    summary = relay_b.run()
+
+    [by_a] = runs_of_a
+    assert (by_a["processed"], by_a["released"], by_a["partitionsClaimed"]) == (0, 2, 2), by_a
+    assert (summary["processed"], summary["partitionsClaimed"]) == (3, 3), summary
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+    assert sorted(Counter(r.event_id for r in receiver.received).values()) == [1, 1, 1]

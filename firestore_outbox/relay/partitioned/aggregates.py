@@ -51,6 +51,9 @@ class Aggregates:
         self._ready_keys: set[str] = set()
         self._waiting = 0  # events in `_queues`
         self.lost: set[int] = set()  # partitions whose settles were refused: not ours any more
+        # Partitions with an event handed back unsent (its lease ran short before its publish
+        # could start, the settles stalled): their visit is not done, whatever is open there.
+        self.unsent: set[int] = set()
         self._partitions: dict[str, int] = {}  # event id -> its partition, until settled
         self._open: Counter[int] = Counter()  # partition -> events read and not settled
 
@@ -130,6 +133,8 @@ class Aggregates:
             lost = written is not None and written.outcome is WriteOutcome.LOST
             if lost and partition is not None:
                 self.lost.add(partition)
+            if kind is Settled.RELEASED and partition is not None:
+                self.unsent.add(partition)
 
     def poke(self) -> None:
         """Wake whoever waits on `changed` (something else it waits for happened)."""

@@ -389,10 +389,13 @@ class PartitionDrain:
         # A refused settle marks its partition lost, but another writer moving the event (a
         # relay of 0.2, an operator) refuses it too while the lease is still ours: released
         # like the others (the release is conditional: one taken over is left as it is), or
-        # the partition would wait out the lease unread. Nothing says it was drained.
-        lost = [p for p in finished if p in self.aggregates.lost]
-        drained = [p for p in finished if p not in lost]
-        for partitions, emptied in ((drained, not unsettled_too), (lost, False)):
+        # the partition would wait out the lease unread. Nothing says it was drained; nor
+        # where an event was handed back unsent: a run that started before must still claim
+        # it (drained, it skipped it, and the event waited for the next invocation).
+        aggregates = self.aggregates
+        left = [p for p in finished if p in aggregates.lost or p in aggregates.unsent]
+        drained = [p for p in finished if p not in left]
+        for partitions, emptied in ((drained, not unsettled_too), (left, False)):
             if partitions:
                 self._leases.release([held.pop(p) for p in partitions], drained=emptied)
         return finished
