@@ -42,7 +42,10 @@ def test_a_partition_released_drained_is_skipped_by_runs_that_started_before(
 ) -> None:
     first = leases_of(db, settings)
     other = leases_of(db, settings)
-    started = first._store.clock.latest()  # the other invocation's run starts here
+    # The other invocation's run starts here: surely before the drain below, on Firestore's
+    # clock (`latest()`, the relay's own pick, is an upper bound that a slow answer stretches:
+    # on a loaded machine it passed the drain, and the test saw drained partitions claimed).
+    started = first._store.clock.earliest()
     held = first.claim("A", 16, rng=random.Random(1))
     assert len(held) == 16
     drained, cut_short = held[:4], held[4:]
@@ -87,15 +90,20 @@ def test_a_lease_read_once_is_not_read_again_while_claiming_the_rest(
 
 
 def before_the_second_claim(leases: PartitionLeases, action: Callable[[], object]) -> None:
-    """Run `action` once, when a run that claimed its first partitions comes to claim more."""
-    claim, claims = leases.claim, itertools.count()
+    """Run `action` once, when a run that claimed its first partitions comes to claim more
+    (a run's first claim names the partitions its survey saw events in: `claim_named`)."""
+    claims = itertools.count()
 
-    def claim_after_action(*args: Any, **kwargs: Any) -> list[HeldPartition]:
-        if next(claims) == 1:
-            action()
-        return claim(*args, **kwargs)
+    def after_action(claim: Callable[..., list[HeldPartition]]) -> Callable[..., Any]:
+        def claim_after_action(*args: Any, **kwargs: Any) -> list[HeldPartition]:
+            if next(claims) == 1:
+                action()
+            return claim(*args, **kwargs)
 
-    leases.claim = claim_after_action  # type: ignore[method-assign]
+        return claim_after_action
+
+    leases.claim = after_action(leases.claim)  # type: ignore[method-assign]
+    leases.claim_named = after_action(leases.claim_named)  # type: ignore[method-assign]
 
 
 class HandsEverythingBack(Relay):
