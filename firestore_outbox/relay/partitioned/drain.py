@@ -156,7 +156,10 @@ class PartitionDrain:
         """A nudge's run: its partitions only, started in two round trips (`nudged`)."""
         held: dict[int, HeldPartition] = {}
         try:
-            with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
+            # A page query each for every partition the nudge names (up to all of them), at
+            # once: with a claim's worth of threads, the rest of a 16-partition nudge waited.
+            readers = max(self._config.partitions.per_claim, len(self._only or ()))
+            with ThreadPoolExecutor(readers, "relay-pages") as pages:
                 start = self._start(run, held, self._only or ())
                 if not start.mode_ok:
                     return StopReason.MODE
