@@ -1,7 +1,8 @@
 """`PartitionDrain`: one run of the partitioned relay.
 
     read a few open events ── none: done (one read when idle)
-      └─ find events without a partition, if any ─ claim a few free partitions ─────────┐
+      └─ find events without a partition, if any ─ claim a few partitions that read saw
+         events in, reading their first pages meanwhile (`nudged`) ─────────────────────┐
          ┌─────────────────────────────────────────────────────────────────────────────┘
          └─ read a page of each, all at once ─ publish aggregate heads (`head_sender`) ─
             settle each with ONE write conditional on its read update time (an event found
@@ -14,14 +15,13 @@
     elsewhere, beside the drain (`survey.after_first_page`)
 
 No event is leased by a write: holding the partition is the lease
-(`firestore_outbox.relay.partitioned.leases`),
-and the settle's precondition refuses a late settle after the partition was lost. Order within
-an aggregate is kept in memory (`firestore_outbox.relay.partitioned.aggregates`).
+(`firestore_outbox.relay.partitioned.leases`; a run's claims, renewals and releases:
+`holdings`), and the settle's precondition refuses a late settle after the partition was lost.
+Order within an aggregate is kept in memory (`firestore_outbox.relay.partitioned.aggregates`).
 """
 
 from __future__ import annotations
 
-import datetime
 import random
 import threading
 import time
@@ -32,16 +32,14 @@ from typing import TYPE_CHECKING
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partitioned.aggregates import Aggregates
 from firestore_outbox.relay.partitioned.head_sender import HeadSender
+from firestore_outbox.relay.partitioned.holdings import Holdings
 from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
 from firestore_outbox.relay.partitioned.nudged import NudgedStart, start_nudged
 from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.recheck import recheck
-from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.partitioned.survey import (
-    HELD_READ_LIMIT,
-    Held,
     Survey,
     after_first_page,
     find_more,
@@ -90,7 +88,6 @@ class PartitionDrain:
         self._only = only  # a nudge's partitions: no others are claimed
         # A nudged run's re-check nudges what it finds through this, not claiming again.
         self._hand_off = hand_off if only is not None else None
-        self._claimed_at: dict[int, datetime.datetime] = {}
         self._stop = stop or threading.Event()
         self._take_mode = take_mode  # False: relays of the other lease mode may be draining
         self._fan_out = fan_out
@@ -99,9 +96,6 @@ class PartitionDrain:
         self._config = config
         self._rng = rng
         self._holds_failed = config.partitions.holds_failed
-        self._more_held = False
-        self._held_counted_at: datetime.datetime | None = None
-        self._started: datetime.datetime | None = None
         self._after_first_page: Callable[[], Future[None]] = _nothing
         self._after: Future[None] | None = None
         self.aggregates = Aggregates(
@@ -111,6 +105,7 @@ class PartitionDrain:
         self._sender = HeadSender(
             store, attempts, config, self.aggregates, leases.duration, self._stopping
         )
+        self._holdings = Holdings(store, leases, config, self.aggregates, rng)
 
     def run(self, run: Pipeline) -> StopReason:
         """Drain until every partition was visited or a stop; returns why it stopped."""
@@ -121,8 +116,7 @@ class PartitionDrain:
         if not looked.open_events:
             return StopReason.DRAINED
         held: dict[int, HeldPartition] = {}
-        # Partitions another invocation drains from now on are visited for this run too.
-        self._started = self._store.clock.latest()
+        self._holdings.visit_from_now()
         with ThreadPoolExecutor(1, "relay-backlog") as beside:
             if looked.backlog:  # counts and healing wait for the first page, then go beside
                 args = (self._store, self._config, looked, tally, self._fan_out, run.instance)
@@ -136,8 +130,8 @@ class PartitionDrain:
                         first = self._start(run, held, self._first_claim(looked), nudged=False)
                         mode_ok = first.mode_ok
                         visited.update(held)
-                    elif mode_ok := self._take_mode():
-                        self._hold(read_held(self._store) if self._holds_failed else Held())
+                    elif (mode_ok := self._take_mode()) and self._holds_failed:
+                        self._holdings.hold(read_held(self._store))
                     if not mode_ok:
                         return StopReason.MODE  # the summary says which mode it waits for
                     self._fan_out_few(run, looked)
@@ -148,7 +142,7 @@ class PartitionDrain:
                 # Every settle lands (or gives up) before the partitions are released: the
                 # next holder must not find an event delivered here still PENDING.
                 self._settled(run)
-                self._release(held, list(held), unsettled_too=True)
+                self._holdings.release(held, list(held), unsettled_too=True)
                 if self._after is not None:  # none when no page came: nothing went out
                     self._after.result()  # its Firestore error ends the run
 
@@ -165,12 +159,12 @@ class PartitionDrain:
                     return StopReason.MODE
                 if not held:
                     return StopReason.DRAINED
-                self._started = self._store.clock.latest()
+                self._holdings.visit_from_now()
                 visited = set(range(self._config.partitions.count))  # nothing more is claimed
                 return self._drain(run, held, visited, pages, None, first=start)
         finally:
             self._settled(run)
-            self._release(held, list(held), unsettled_too=True)
+            self._holdings.release(held, list(held), unsettled_too=True)
 
     def _start(
         self,
@@ -194,8 +188,8 @@ class PartitionDrain:
             claimed=lambda taken: held.update((h.partition, h) for h in taken),
         )
         if start.mode_ok:
-            self._hold(start.held)
-            self._note_claimed(run, start.claimed)
+            self._holdings.hold(start.held)
+            self._holdings.note_claimed(run, start.claimed)
         return start
 
     def _first_claim(self, looked: Survey) -> list[int]:
@@ -203,11 +197,6 @@ class PartitionDrain:
         that invocations started together spread out."""
         seen = sorted(looked.partitions - looked.empty)
         return self._rng.sample(seen, min(self._config.partitions.per_claim, len(seen)))
-
-    def _hold(self, held: Held) -> None:
-        """Block the aggregates `held` holds; later claims go by when it was read."""
-        self._more_held, self._held_counted_at = held.more, held.at
-        self.aggregates.block(held.aggregates)
 
     def _fan_out_few(self, run: Pipeline, looked: Survey) -> None:
         """More invocations for the open events the survey saw all of (a backlog's are
@@ -272,7 +261,7 @@ class PartitionDrain:
             if stop := self._stopping(run):
                 self._sender.wait_out()
                 return stop
-            renewed = self._renew(run, list(held.values()))
+            renewed = self._holdings.renew(run, list(held.values()))
             held.clear()
             held.update((h.partition, h) for h in renewed)
             reads.keep(held)
@@ -281,20 +270,20 @@ class PartitionDrain:
                 self._start_after_first_page()
             if work():  # few events left to publish: read on, or claim the next partitions
                 if not reads.open and not exhausted:
-                    claimed = self._claim(run, visited)
+                    claimed = self._holdings.claim(run, visited)
                     exhausted = not claimed
                     held.update((h.partition, h) for h in claimed)
                     reads.start(h.partition for h in claimed)
                 reads.send(run)
             reading = reads.open
-            released = self._release(held, [p for p in held if p not in reading])
+            released = self._holdings.release(held, [p for p in held if p not in reading])
             self._recheck(run, held, released, reads, pages)
             if not self._sender.deliver(run, held, more=more, work=work):
                 if self._config.recheck_released and held:
                     # the last partitions: released and re-checked here
                     if not self._settled(run):
                         continue  # the run stops (the loop's first test says why)
-                    released = self._release(held, list(held), unsettled_too=True)
+                    released = self._holdings.release(held, list(held), unsettled_too=True)
                     if self._recheck(run, held, released, reads, pages):
                         continue
                 if unhealed is None or not unhealed.more or run.tally[Count.HEALED] == healed:
@@ -306,11 +295,11 @@ class PartitionDrain:
                 # an event sent and not yet settled (it is still PENDING without a partition).
                 if not self._settled(run):
                     continue  # the run stops (the loop's first test says why)
-                self._release(held, list(held))
+                self._holdings.release(held, list(held))
                 healed = run.tally[Count.HEALED]
                 unhealed = find_more(self._store, self._config, run.tally)
                 reads.heal(unhealed)
-                self._started = self._store.clock.latest()
+                self._holdings.visit_from_now()
                 visited.update(range(self._config.partitions.count))
                 visited.difference_update(unhealed.partitions())
                 exhausted = False
@@ -334,7 +323,7 @@ class PartitionDrain:
             released,
             reads,
             pages,
-            self._claimed_at,
+            self._holdings.claimed_at,
             self._hand_off,
         )
         held.update((h.partition, h) for h in again)
@@ -346,68 +335,6 @@ class PartitionDrain:
             if run.settler.error is not None or self._stopping(run):
                 return False
         return True
-
-    def _claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
-        claimed = self._leases.claim(
-            run.instance,
-            self._config.partitions.per_claim,
-            skip=visited,
-            rng=self._rng,
-            drained_since=self._started,
-        )
-        visited.update(h.partition for h in claimed)
-        self._note_claimed(run, claimed)
-        return claimed
-
-    def _note_claimed(self, run: Pipeline, claimed: list[HeldPartition]) -> None:
-        """Count `claimed`, and block the aggregates held there that the run's look at
-        held events may have missed (`_held_since_counted`)."""
-        self._claimed_at.update((h.partition, h.update_time) for h in claimed)
-        run.tally[Count.PARTITIONS_CLAIMED] += len(claimed)
-        for h in claimed:
-            if self._holds_failed and (self._more_held or self._held_since_counted(h)):
-                found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
-                self.aggregates.block(str(d.get("aggregateId")) for d in found)
-
-    def _held_since_counted(self, held: HeldPartition) -> bool:
-        """Whether another holder may have held an aggregate in `held`'s partition after
-        the run counted none: only a partition's holder settles an event FAILED, so only a
-        lease written since the count, or taken over from a holder, can hide one (a run
-        that trusted its opening count delivered a later event past a head that another
-        invocation failed meanwhile)."""
-        before = held.claimed_from
-        if before is None or self._held_counted_at is None:
-            return True
-        if before.created:
-            return False  # created by this relay since: never held by anyone
-        return before.expires is not None or before.update_time > self._held_counted_at
-
-    def _release(
-        self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False
-    ) -> list[int]:
-        """Release the partitions in `done` with nothing read left unsettled (all of them
-        with `unsettled_too`: the run ends). Released as the drain goes, not at the run's
-        end: nothing is left to read there."""
-        finished = [p for p in done if unsettled_too or not self.aggregates.open_in(p)]
-        # A refused settle marks its partition lost, but another writer moving the event (a
-        # relay of 0.2, an operator) refuses it too while the lease is still ours: released
-        # like the others (the release is conditional: one taken over is left as it is), or
-        # the partition would wait out the lease unread. Nothing says it was drained; nor
-        # where an event was handed back unsent: a run that started before must still claim
-        # it (drained, it skipped it, and the event waited for the next invocation).
-        aggregates = self.aggregates
-        left = [p for p in finished if p in aggregates.lost or p in aggregates.unsent]
-        drained = [p for p in finished if p not in left]
-        for partitions, emptied in ((drained, not unsettled_too), (left, False)):
-            if partitions:
-                self._leases.release([held.pop(p) for p in partitions], drained=emptied)
-        return finished
-
-    def _renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
-        renewed = self._leases.renew_due(held, run.instance)
-        kept = {h.partition for h in renewed}
-        self.aggregates.lost.update(h.partition for h in held if h.partition not in kept)
-        return renewed
 
     def _stopping(self, run: Pipeline) -> StopReason | None:
         if self._out_of_time(run):
