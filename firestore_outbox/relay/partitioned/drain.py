@@ -127,7 +127,9 @@ class PartitionDrain:
                     first: NudgedStart | None = None
                     if run.ramp is None and looked.unhealed is None:
                         # a few partitions the survey saw events in: their pages read at once
-                        first = self._start(run, held, self._first_claim(looked), nudged=False)
+                        first = self._start(
+                            run, held, self._first_claim(looked), pages, nudged=False
+                        )
                         mode_ok = first.mode_ok
                         visited.update(held)
                     elif (mode_ok := self._take_mode()) and self._holds_failed:
@@ -154,7 +156,7 @@ class PartitionDrain:
             # once: with a claim's worth of threads, the rest of a 16-partition nudge waited.
             readers = max(self._config.partitions.per_claim, len(self._only or ()))
             with ThreadPoolExecutor(readers, "relay-pages") as pages:
-                start = self._start(run, held, self._only or ())
+                start = self._start(run, held, self._only or (), pages)
                 if not start.mode_ok:
                     return StopReason.MODE
                 if not held:
@@ -171,6 +173,7 @@ class PartitionDrain:
         run: Pipeline,
         held: dict[int, HeldPartition],
         partitions: Collection[int],
+        pages: ThreadPoolExecutor,
         *,
         nudged: bool = True,
     ) -> NudgedStart:
@@ -184,6 +187,7 @@ class PartitionDrain:
             page_size=self._config.batch_size,
             take_mode=self._take_mode,
             holds=self._holds_failed,
+            reader=pages,
             nudged=nudged,
             claimed=lambda taken: held.update((h.partition, h) for h in taken),
         )
@@ -233,8 +237,7 @@ class PartitionDrain:
         reads = PageReads(self._store, self.aggregates, pages, size, unhealed)
         if first is not None:  # a nudge's: its first pages read before the claim
             for partition, page in first.pages.items():
-                reads.feed(run, partition, page)
-            reads.start(first.stale)
+                reads.adopt(partition, page)
         exhausted = False
         healed = run.tally[Count.HEALED]  # when events without a partition were last looked for
 

@@ -10,7 +10,9 @@ claims the slow way). Either asks Firestore everything at once:
                   run: those it knows nothing of) ║ their first pages read ║ the held
                   aggregates read (failed heads held)
     round trip 2: the live mode records read ║ a claim of those with an open event, free
-    ─ publish, once the mode records say this run may drain (else: release, drain nothing)
+                  (a timer's run: of those it named, without waiting for their pages)
+    ─ publish, once the mode records say this run may drain (else: release, drain nothing),
+      from each page as it comes in
 
 A nudged run does nothing optional: no survey, no healing, no counts, no fan-out (the
 timer's runs do those). A partition whose first page came back empty is not claimed: the
@@ -29,6 +31,7 @@ before release (`recheck`) finds the nudged event.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -47,13 +50,12 @@ if TYPE_CHECKING:
 @dataclass
 class NudgedStart:
     """What the two round trips found: `mode_ok` (the mode records let this run drain),
-    the partitions claimed, the first page of each when it is current (`pages`) or the
-    partitions to read again (`stale`), and the held aggregates (`held`)."""
+    the partitions claimed, the first page of each (`pages`: in flight maybe; None when it
+    may be older than the claim shows, to read again), and the held aggregates (`held`)."""
 
     mode_ok: bool = True
     claimed: list[HeldPartition] = field(default_factory=list)
-    pages: dict[int, list[Found]] = field(default_factory=dict)
-    stale: list[int] = field(default_factory=list)
+    pages: dict[int, Future[list[Found] | None]] = field(default_factory=dict)
     held: Held = field(default_factory=Held)
 
 
@@ -66,23 +68,27 @@ def start_nudged(
     page_size: int,
     take_mode: Callable[[], bool],
     holds: bool,
+    reader: ThreadPoolExecutor,
     nudged: bool = True,
     claimed: Callable[[list[HeldPartition]], None],
 ) -> NudgedStart:
-    """Run the two round trips (see the module); `claimed` hears the claim as soon as it
-    landed, so that the caller releases it whatever fails after. `nudged`: every named
-    lease is read again (else a timer's run goes by what its relay knew)."""
+    """Run the two round trips (see the module), the page queries on `reader` (the drain's
+    pool: they may still be in flight when this returns); `claimed` hears the claim as soon
+    as it landed, so that the caller releases it whatever fails after.
+
+    `nudged`: every named lease is read again, and only partitions whose page found an open
+    event are claimed. Else (a timer's run, naming partitions its survey saw events in) the
+    run goes by the leases its relay knew and claims without waiting for the pages: the
+    drain publishes from the first page in, not the slowest."""
     wanted = sorted(set(partitions))
-    with ThreadPoolExecutor(len(wanted) + 3, "relay-nudged") as pool:
+    pages = {p: reader.submit(store.run_at, open_events(store, p, page_size, None)) for p in wanted}
+    with ThreadPoolExecutor(3, "relay-start") as pool:
         mode = pool.submit(take_mode)
         held: Future[Held] | None = pool.submit(read_held, store) if holds else None
-        pages = {
-            p: pool.submit(store.run_at, open_events(store, p, page_size, None)) for p in wanted
-        }
 
         def claim() -> list[HeldPartition]:
             leases.read_named(wanted, again=nudged)
-            found = [p for p, page in pages.items() if page.result()[0]]
+            found = [p for p, page in pages.items() if page.result()[0]] if nudged else wanted
             taken = leases.claim_named(instance, found)
             claimed(taken)
             return taken
@@ -90,15 +96,30 @@ def start_nudged(
         claim_done = pool.submit(claim)
         start = NudgedStart(claimed=claim_done.result())
         start.mode_ok = mode.result()
-        for h in start.claimed:
-            page, read_at = pages[h.partition].result()
-            before = h.claimed_from
-            if before is not None and (
-                before.created or (read_at is not None and read_at >= before.update_time)
-            ):
-                start.pages[h.partition] = page
-            else:
-                start.stale.append(h.partition)
+        start.pages = {h.partition: _checked(pages[h.partition], h) for h in start.claimed}
         if held is not None:
             start.held = held.result()
     return start
+
+
+def _checked(
+    read: Future[tuple[list[Found], datetime.datetime | None]], held: HeldPartition
+) -> Future[list[Found] | None]:
+    """`read`'s page once it is in, if it is the partition's truth for `held`'s claim (see
+    the module); else None (read it again)."""
+    page: Future[list[Found] | None] = Future()
+
+    def arrived(done: Future[tuple[list[Found], datetime.datetime | None]]) -> None:
+        try:
+            docs, read_at = done.result()
+        except BaseException as exc:  # the drain raises it where it takes the page
+            page.set_exception(exc)
+            return
+        before = held.claimed_from
+        current = before is not None and (
+            before.created or (read_at is not None and read_at >= before.update_time)
+        )
+        page.set_result(docs if current else None)
+
+    read.add_done_callback(arrived)
+    return page

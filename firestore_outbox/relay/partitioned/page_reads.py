@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.relay.partitioned.scan import open_events
 from firestore_outbox.relay.partitioned.unhealed import Unhealed
@@ -47,7 +47,8 @@ class PageReads:
         self._limit = limit
         self._cursors: dict[int, Found | None] = {}
         self.last: dict[int, Found] = {}  # the last event read in each partition
-        self._reading: dict[int, tuple[Future[list[Found]], int]] = {}
+        # each page in flight (an adopted one may come back None: read it again)
+        self._reading: dict[int, tuple[Future[Any], int]] = {}
         self._done = threading.Event()
 
     def heal(self, unhealed: Unhealed) -> None:
@@ -58,12 +59,13 @@ class PageReads:
         """Partitions just claimed: read from their first event."""
         self._cursors.update((p, None) for p in partitions)
 
-    def feed(self, run: Pipeline, partition: int, page: list[Found]) -> None:
-        """A first page read before the claim (a nudge's, `nudged`), current: taken as if
-        this reader had read it."""
-        run.tally[Count.BATCHES] += 1
+    def adopt(self, partition: int, page: Future[list[Found] | None]) -> None:
+        """A first page read before or while the partition was claimed (`nudged`), maybe
+        still in flight: taken as if this reader had sent it; None: read again from the
+        first event."""
         self._cursors[partition] = None
-        self._took(partition, page, self._limit)
+        self._reading[partition] = (page, self._limit)
+        page.add_done_callback(self._arrive)
 
     def resume(self, partition: int) -> None:
         """A partition claimed again (`recheck`): read on after its last event read."""
@@ -110,6 +112,8 @@ class PageReads:
                 continue
             del self._reading[partition]
             page = future.result()
+            if page is None:
+                continue  # an adopted page older than the claim: its cursor reads it again
             run.tally[Count.BATCHES] += 1
             if partition not in self._cursors:
                 continue  # lost meanwhile
@@ -125,6 +129,6 @@ class PageReads:
         else:
             self._cursors[partition] = page[-1]
 
-    def _arrive(self, _: Future[list[Found]]) -> None:
+    def _arrive(self, _: Future[Any]) -> None:
         self._done.set()
         self._aggregates.poke()
