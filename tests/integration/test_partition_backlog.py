@@ -11,10 +11,14 @@ import grpc
 import pytest
 from google.cloud import firestore
 
+from app.domain import NewOrder
+from app.services import create_new_order
+from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.raw import intercept
+from firestore_outbox.relay.partitioned.partitions import PARTITION, partition_of
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 
 PARTITIONS = 4  # a survey reads 2 x 4 events: 40 open ones are a backlog
@@ -120,4 +124,34 @@ def test_the_first_claim_reads_its_pages_the_leases_and_the_mode_record_at_once(
     assert gate.opened and not gate.timed_out, (gate.most, gate.calls)
     assert summary["processed"] == 40, summary
     assert sorted(r.event_id for r in receiver.received) == event_ids
+    assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+
+
+def test_the_first_claim_publishes_from_the_first_page_in_not_the_slowest(
+    db: firestore.Client, settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two partitions, an event or two in each: the survey sees every one, so the first claim
+    # names both. Partition 0's first page is held until the downstream has a delivery: a
+    # claim that waited for every page never publishes (the hold gives up after 20 s).
+    monkeypatch.setenv("RELAY_PARTITIONS", "2")
+    items = [{"productId": "sku-1", "quantity": 1}]
+    keys = {partition_of(str(NewOrder.parse("c", items, k).order_id), 2): k for k in "abcdefgh"}
+    for key in (keys[0], keys[1]):
+        with FirestoreUnitOfWork(db, settings) as uow:
+            create_new_order("c", items, uow, idempotency_key=key)
+    events = outbox(db, settings)
+    assert {e[PARTITION] for e in events.values()} == {0, 1}
+    relay = make_relay(db, settings, receiver.url, partitions=2)
+    run_at, held_back = relay.store.run_at, []
+
+    def slow_page_of_partition_0(query: Any) -> Any:
+        found, read_at = run_at(query)
+        if found and {d.get(PARTITION) for d in found} == {0} and not held_back:
+            held_back.append(bool(receiver.wait_for(1, timeout=20)))
+        return found, read_at
+
+    monkeypatch.setattr(relay.store, "run_at", slow_page_of_partition_0)
+    summary = relay.run()
+    assert held_back == [True], "nothing was published while partition 0's page was held"
+    assert summary["processed"] == len(events), summary
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
