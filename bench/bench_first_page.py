@@ -115,6 +115,9 @@ def _first_run(settings: Settings, budget: float, http_timeout: float) -> dict[s
         "runSeconds": round(ended, 3),
         "processed": summary["processed"],
         "stoppedBy": summary["stoppedBy"],
+        "batches": summary["batches"],
+        "partitionsClaimed": summary["partitionsClaimed"],
+        "releasedUnsent": summary["released"],
         "callsBeforeFirstDelivery": before_first,
     }
 
