@@ -27,5 +27,4 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     with FirestoreEmulator(port=args.port) as emulator:
-        print(f"export FIRESTORE_EMULATOR_HOST={emulator.host_port}", flush=True)
-        return wait_until_stopped()
+        return wait_until_stopped(f"export FIRESTORE_EMULATOR_HOST={emulator.host_port}")

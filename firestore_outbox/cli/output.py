@@ -92,12 +92,15 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: in
         print("  ".join(line).rstrip())
 
 
-def wait_until_stopped() -> int:
-    """Block until Ctrl-C or SIGTERM, then return exit code 0. SIGTERM ends the wait like
-    Ctrl-C, so a supervisor's stop unwinds the caller's `with` blocks (an emulator's JVM,
-    a listening socket) instead of killing the process under them."""
+def wait_until_stopped(ready: str) -> int:
+    """Print `ready` (the line a caller waits for), block until Ctrl-C or SIGTERM, then return
+    exit code 0. SIGTERM ends the wait like Ctrl-C, so a supervisor's stop unwinds the
+    caller's `with` blocks (an emulator's JVM, a listening socket) instead of killing the
+    process under them. The line is printed inside the wait: a stop sent as soon as it is
+    read lands there, not in the instant before (exit 130, `error: interrupted`)."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
+        print(ready, flush=True)
         while True:
             signal.pause()
     except KeyboardInterrupt:

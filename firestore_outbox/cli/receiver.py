@@ -53,5 +53,4 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     responder = load(args.consumer, "--consumer")
     counter = responder(get_db_client(settings), config)
     with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
-        print(f"listening on {receiver.url}", flush=True)
-        return wait_until_stopped()
+        return wait_until_stopped(f"listening on {receiver.url}")

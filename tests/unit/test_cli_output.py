@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import signal
+import sys
 
 import pytest
 
-from firestore_outbox.cli.output import duration, human, print_table
+from firestore_outbox.cli.output import duration, human, print_table, wait_until_stopped
 from firestore_outbox.cli.progress import ProgressBar
 
 
@@ -63,3 +65,29 @@ def test_tables_pad_their_columns(capsys: pytest.CaptureFixture[str]) -> None:
         "     2  HTTP 503",
         "    11  poison",
     ]
+
+
+class StoppedOnRead(io.StringIO):
+    """Standard output whose reader stops the command as soon as a line arrives (a test, a
+    supervisor): SIGINT lands during the write."""
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if text.endswith("\n"):
+            signal.raise_signal(signal.SIGINT)
+        return written
+
+
+def test_a_stop_sent_as_soon_as_the_ready_line_is_read_is_a_clean_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A Ctrl-C that came between the line and the wait was raised outside it: the command
+    # exited 130 ("error: interrupted") instead of 0, seen once under load in the suite.
+    out = StoppedOnRead()
+    monkeypatch.setattr(sys, "stdout", out)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert wait_until_stopped("listening on http://127.0.0.1:1/") == 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert out.getvalue() == "listening on http://127.0.0.1:1/\n"
