@@ -187,7 +187,7 @@ class Relay:
         taken: list[ModeTaken] = []
 
         def take_mode() -> bool:  # False: a relay of the other lease mode may be draining
-            taken.append(self._mode.take(mode, instance, budget + self.config.lock_timeout_seconds))
+            taken.append(self._mode.take(mode, budget + self.config.lock_timeout_seconds))
             waiting, until = taken[-1].waiting_for, taken[-1].until
             if waiting is not None and until is not None:
                 waiting_for_mode(tally, instance, waiting, until)
@@ -237,19 +237,9 @@ class Relay:
         except google_exceptions.GoogleAPIError as exc:
             error = firestore_error(exc, instance)
         if taken and taken[-1].waiting_for is None:
-            clean = error is None and not tally[Count.UNSETTLED]
-            error = self._leave_mode(instance, clean=clean) or error
+            # A clean run released its partitions and settled what it leased: it holds nothing.
+            self._mode.leave(clean=error is None and not tally[Count.UNSETTLED])
         return summary()
-
-    def _leave_mode(self, instance: str, *, clean: bool) -> str | None:
-        """Delete (or, after an unclean run, keep until its leases expire) this run's mode
-        record; the summary's `error` when Firestore refused that."""
-        # A clean run released its partitions and settled what it leased: it holds nothing.
-        try:
-            self._mode.leave(instance, 0.0 if clean else self.config.lock_timeout_seconds)
-        except google_exceptions.GoogleAPIError as exc:  # its entry expires by itself
-            return firestore_error(exc, instance)
-        return None
 
     @contextmanager
     def pipeline(
@@ -299,6 +289,7 @@ class Relay:
         if fan_out is not None:
             fan_out.close()
         self._attempts.close()
+        self._mode.close()  # its lease-mode record, when no run left a lease behind
 
     def __enter__(self) -> Relay:
         return self

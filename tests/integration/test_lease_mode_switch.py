@@ -76,8 +76,12 @@ def test_a_relay_of_the_other_lease_mode_waits_while_the_first_drains(
             seen[request.json()["aggregate"]].append(request.json()["seq"])
         assert all(seen[a] == list(range(10)) for a in AGGREGATES), seen
 
-    # The first mode's run is over and left no lease: the other mode drains now.
+    # The first mode's run is over and left no lease; its relay, warm, keeps its record (its
+    # next run needs no call for it): the other mode waits until it lapses or is closed.
     ids = add_steps(db, settings, AGGREGATES)
+    still = make_relay(db, settings, receiver.url, leases=second, **SLOW).run()
+    assert (still["stoppedBy"], still["waitingFor"], still["processed"]) == ("mode", first, 0)
+    draining.close()  # its record deleted: the other mode drains now
     after = make_relay(db, settings, receiver.url, leases=second, **SLOW).run()
     assert (after["stoppedBy"], after["processed"]) == ("drained", 6), after
     assert Counter(r.event_id for r in receiver.received) == Counter(ids)

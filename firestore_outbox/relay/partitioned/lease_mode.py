@@ -3,29 +3,41 @@
 Partition leases (`RELAY_LEASES=partition`) and per-event leases (`event`) lease the same
 documents differently: a partition holder delivers `PENDING` events without writing them
 first, a per-event relay leases an event by writing it `PROCESSING`. Side by side (a rolling
-deploy, a rollback) each would deliver what the other is delivering. So a run with work first
-writes a record of its own in `{RELAY_PARTITION_COLLECTION}_mode` (id = the run's instance):
+deploy, a rollback) each would deliver what the other is delivering. So a relay with work
+first writes a record of its own in `{RELAY_PARTITION_COLLECTION}_mode` (id: the relay's):
 
-    {mode, since: its commit time, until: since + budget + lock timeout}
+    {mode, since: its commit time, until: now + budget + lock timeout + KEEP_SECONDS}
 
 then reads the live records (`until` ahead on Firestore's clock). If one of the other mode
 was written before its own (`since`, then id), it deletes its record and drains nothing: the
-summary says `stoppedBy: "mode"`, `waitingFor` and `modeUntil`. Of two runs that wrote at
-once, the later one waits, whichever reads first. A run's `until` outlives every lease it may
-hold (claimed or renewed before its budget ends, each good for at most the lock timeout); at
-its end the run deletes its record when it left no lease behind, else moves `until` to now +
-lock timeout. No record is written twice at once: runs never contend. The cost: two writes
-and a query (the live records) per run that has work.
+summary says `stoppedBy: "mode"`, `waitingFor` and `modeUntil`. Of two relays that wrote at
+once, the later one waits, whichever reads first.
+
+A warm relay keeps its record: each run must be covered until its budget and every lease it
+may take have run out (`until` >= its start + budget + lock timeout), and a run that finds it
+covered makes no call for it (a nudged run then publishes after one round trip). One that is
+not covered moves `until` on, `since` kept, and trusts the move only if it landed while the
+record was still live (so that nobody saw it gone in between); else it writes a new record
+(an id of its own: a run under way may rely on the old one) and reads the live ones again.
+`close()` deletes the record when every run was clean (left no lease behind), else it lapses
+by itself. The price: a relay of the other mode waits until a
+warm relay's record lapses, at most budget + lock timeout + KEEP_SECONDS after its last run,
+where a record per run, deleted at its end, let it start at once.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
+import threading
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from google.api_core import exceptions as google_exceptions
 from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
+from firestore_outbox.firestore.cas import Change
 from firestore_outbox.firestore.clock import ClockNotSet
 
 if TYPE_CHECKING:
@@ -33,6 +45,12 @@ if TYPE_CHECKING:
 
     from firestore_outbox.relay.partitioned.settings import LeaseMode
     from firestore_outbox.relay.store import LeaseStore
+
+logger = logging.getLogger("firestore_outbox.relay")
+
+# How much longer than a run needs a record is taken for: a warm relay moves it on about
+# once in this time (a round trip on that run's way to its first publish).
+KEEP_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -43,25 +61,96 @@ class ModeTaken:
     until: datetime.datetime | None = None
 
 
+@dataclass(frozen=True)
+class _Record:
+    """This relay's record as last written: its update time and `until`."""
+
+    update_time: datetime.datetime
+    until: datetime.datetime
+
+
 class ModeRecords:
-    """The records of one deployment's relays (`partition_collection` names them)."""
+    """One relay's record among a deployment's (`partition_collection` names them)."""
 
     def __init__(self, db: Client, store: LeaseStore, partition_collection: str) -> None:
+        self._db = db
         self._store = store
         self._collection = db.collection(f"{partition_collection}_mode")
+        self._ref = self._collection.document(uuid.uuid4().hex)
+        self._lock = threading.Lock()
+        self._record: _Record | None = None
+        self._running = 0  # runs that took the record and have not left
+        self._unclean = False  # a run left leases behind: the record must lapse by itself
 
-    def take(self, mode: LeaseMode, instance: str, seconds: float) -> ModeTaken:
-        """Record run `instance` of `mode` for `seconds`, unless a run of the other mode
-        came first and may still hold leases."""
-        ref, timeout = self._collection.document(instance), self._store.timeout
-        try:
-            now = self._store.clock.latest()
-        except ClockNotSet:  # a per-event run's first Firestore call: one read more
-            self._store.run(self._collection.limit(1))
-            now = self._store.clock.latest()
-        until = now + datetime.timedelta(seconds=seconds)
+    def take(self, mode: LeaseMode, seconds: float) -> ModeTaken:
+        """Let a run of `mode` drain for `seconds` (its budget and lease), unless a relay
+        of the other mode recorded first and may still hold leases. A run that may drain
+        calls `leave` when it ends."""
+        with self._lock:
+            try:
+                now = self._store.clock.latest()
+            except ClockNotSet:  # a per-event run's first Firestore call: one read more
+                self._store.run(self._collection.limit(1))
+                now = self._store.clock.latest()
+            need = now + datetime.timedelta(seconds=seconds)
+            record = self._record
+            if record is None or record.until < need:
+                until = need + datetime.timedelta(seconds=KEEP_SECONDS)
+                taken = self._move_on(record, until, now) or self._write(mode, until)
+                if isinstance(taken, ModeTaken):
+                    self._record = None
+                    return taken
+                self._record = record = taken
+            self._running += 1
+            return ModeTaken(None, record.until)
+
+    def leave(self, *, clean: bool) -> None:
+        """A run that `take` let drain ended; `clean`: it holds no lease."""
+        with self._lock:
+            self._running -= 1
+            self._unclean |= not clean
+
+    def close(self) -> None:
+        """Delete the record if no run is under way and none left a lease behind."""
+        with self._lock:
+            record = self._record
+            if record is None or self._running or self._unclean:
+                return
+            self._record = None
+        try:  # a record left behind lapses by itself
+            self._store.write([Change(self._ref, record.update_time, None)])
+        except google_exceptions.GoogleAPIError as exc:
+            logger.warning("lease-mode record not deleted: %s", type(exc).__name__)
+
+    def _move_on(
+        self, record: _Record | None, until: datetime.datetime, now: datetime.datetime
+    ) -> _Record | None:
+        """Move a live record's `until` on, `since` kept; None when it may have lapsed (or
+        was changed) before the move landed: a record must then be written anew."""
+        if record is None or record.until <= now:
+            return None
+        (written,) = self._store.write([Change(self._ref, record.update_time, {"until": until})])
+        landed = written.update_time if written.applied else None
+        if landed is not None and landed < record.until:  # live throughout: still first
+            return _Record(landed, until)
+        return None
+
+    def _write(self, mode: LeaseMode, until: datetime.datetime) -> _Record | ModeTaken:
+        """Write a new record and read the live ones; the other mode's, and no record of
+        this relay, when one of them came first. The new record has an id of its own: the
+        old one, if it may still be live, is left to lapse, since a run under way may rely
+        on it as it is (its `since` kept: a relay of the other mode that recorded after it
+        waits); one surely lapsed is deleted in the same commit."""
+        last = self._record
+        lapsed = last is not None and last.until < self._store.clock.earliest()
+        old, self._ref = self._ref, self._collection.document(uuid.uuid4().hex)
         record = {"mode": mode.value, "since": SERVER_TIMESTAMP, "until": until}
-        ours = (ref.set(record, timeout=timeout).update_time, instance)
+        batch = self._db.batch()
+        batch.set(self._ref, record)
+        if lapsed:
+            batch.delete(old)
+        update_time = batch.commit(timeout=self._store.timeout)[0].update_time
+        ours = (update_time, self._ref.id)
         live = self._store.run(
             self._collection.where(filter=FieldFilter("until", ">", self._store.clock.earliest()))
         )
@@ -71,15 +160,6 @@ class ModeRecords:
             if d.get("mode") != mode.value and (d.get("since"), d.reference.id) < ours
         ]
         if not first:
-            return ModeTaken(None, until)
-        ref.delete(timeout=timeout)
+            return _Record(update_time, until)
+        self._ref.delete(timeout=self._store.timeout)
         return ModeTaken(str(first[0].get("mode")), max(d.get("until") for d in first))
-
-    def leave(self, instance: str, seconds: float) -> None:
-        """Run `instance` ended; what it leased lasts `seconds` more (0: nothing)."""
-        ref = self._collection.document(instance)
-        if seconds <= 0:
-            ref.delete(timeout=self._store.timeout)
-            return
-        until = self._store.clock.latest() + datetime.timedelta(seconds=seconds)
-        ref.update({"until": until}, timeout=self._store.timeout)

@@ -22,7 +22,8 @@ import dataclasses
 import datetime
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from typing import Any
 
 from firestore_outbox.relay.partitioned.lease_documents import KnownLease, create_free
@@ -88,6 +89,46 @@ class PartitionLeases(PartitionLeaseWrites):
         held = self._hold(free, holder)
         return [dataclasses.replace(h, claimed_from=before[h.partition]) for h in held]
 
+    def claim_nudged(
+        self,
+        holder: str,
+        partitions: Iterable[int],
+        *,
+        beside: Executor,
+        with_events: Callable[[list[int]], list[int]],
+        claimed: Callable[[list[HeldPartition]], None],
+    ) -> list[HeldPartition]:
+        """A nudge's claim of `partitions` (`claimed` hears each part as it lands): those
+        this relay knows free (its own release, most often) claimed at once by what it
+        knows, on `beside`, while one read of all of them goes out; the others, and those
+        refused (changed since), by that read, once `with_events` says their page found an
+        open event. One found held by another invocation is left to it.
+
+        Giving up is only ever decided on that read, sent after the nudge, so after the
+        nudged commit: whoever changed the lease since holds it (and reads the partition
+        after its claim) or released it (and re-checks after its release); either sees
+        the event. A claim by what this relay knew decides nothing when refused."""
+        named = sorted(set(partitions))
+        sure = []
+        if any(n in self._known for n in named):  # (so Firestore's clock was read)
+            now = self._store.clock.earliest()
+            sure = [
+                (n, known.update_time)
+                for n in named
+                if (known := self._known.get(n)) is not None and known.claimable(now, None)
+            ]
+        before = {n: self._known[n] for n, _ in sure}
+        fast = beside.submit(self._hold, sure, holder)
+        snapshots = self._read([self.collection.document(str(n)) for n in named])
+        taken = [dataclasses.replace(h, claimed_from=before[h.partition]) for h in fast.result()]
+        claimed(taken)
+        got = {h.partition for h in taken}
+        rest = [n for n in named if n not in got]
+        self._learn(rest, snapshots)
+        later = self.claim_named(holder, with_events(rest))
+        claimed(later)
+        return taken + later
+
     def _free(
         self,
         skipped: set[int],
@@ -133,11 +174,17 @@ class PartitionLeases(PartitionLeaseWrites):
                 break
         return free
 
-    def _look(self, partitions: list[int], *, create: bool = True) -> None:
+    def _look(self, partitions: list[int]) -> None:
         """Read the lease documents of `partitions` (creating the missing ones)."""
-        if not partitions:
-            return
-        snapshots = self._read([self.collection.document(str(n)) for n in partitions])
+        if partitions:
+            self._learn(
+                partitions, self._read([self.collection.document(str(n)) for n in partitions])
+            )
+
+    def _learn(
+        self, partitions: list[int], snapshots: dict[int, Any], *, create: bool = True
+    ) -> None:
+        """Know the leases of `partitions` as `snapshots` show them (creating the missing)."""
         missing = []
         for n in partitions:
             snapshot = snapshots.get(n)
@@ -152,7 +199,9 @@ class PartitionLeases(PartitionLeaseWrites):
                 create_free(self._db, self.collection, unread, timeout=self._timeout)
             )
             if others := [n for n in partitions if n not in self._known]:
-                self._look(others, create=False)  # created by another invocation meanwhile
+                # created by another invocation meanwhile
+                refs = [self.collection.document(str(n)) for n in others]
+                self._learn(others, self._read(refs), create=False)
 
     def _read(self, refs: list[Any]) -> dict[int, Any]:
         sent_at = time.monotonic()

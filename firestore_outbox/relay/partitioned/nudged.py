@@ -76,20 +76,28 @@ def start_nudged(
     pool: they may still be in flight when this returns); `claimed` hears the claim as soon
     as it landed, so that the caller releases it whatever fails after.
 
-    `nudged`: every named lease is read again, and only partitions whose page found an open
-    event are claimed. Else (a timer's run, naming partitions its survey saw events in) the
-    run goes by the leases its relay knew and claims without waiting for the pages: the
-    drain publishes from the first page in, not the slowest."""
+    `nudged`: those named leases this relay knows free are claimed at once, beside a read of
+    every one; the others (and those refused) only where their page found an open event
+    (`PartitionLeases.claim_nudged`). Else (a timer's run, naming partitions its survey saw
+    events in) the run goes by the leases its relay knew and claims without waiting for the
+    pages: the drain publishes from the first page in, not the slowest."""
     wanted = sorted(set(partitions))
     pages = {p: reader.submit(store.run_at, open_events(store, p, page_size, None)) for p in wanted}
-    with ThreadPoolExecutor(3, "relay-start") as pool:
+    with ThreadPoolExecutor(4, "relay-start") as pool:
         mode = pool.submit(take_mode)
         held: Future[Held] | None = pool.submit(read_held, store) if holds else None
 
         def claim() -> list[HeldPartition]:
-            leases.read_named(wanted, again=nudged)
-            found = [p for p, page in pages.items() if page.result()[0]] if nudged else wanted
-            taken = leases.claim_named(instance, found)
+            if nudged:
+                return leases.claim_nudged(
+                    instance,
+                    wanted,
+                    beside=pool,
+                    with_events=lambda named: [p for p in named if pages[p].result()[0]],
+                    claimed=claimed,
+                )
+            leases.read_named(wanted, again=False)
+            taken = leases.claim_named(instance, wanted)
             claimed(taken)
             return taken
 
