@@ -1,14 +1,18 @@
 """`Nudger`: sends the nudges of a process from one background thread, never from a commit.
 
     commit ── nudge(partitions): put_nowait on a bounded queue (full: dropped, counted) ── back
-    sender thread: take everything queued ─ ONE nudge of the union ─ wait out the interval ─ ...
+    sender thread: take a nudge ─ a token? send now : wait for the next token ─ take everything
+                   queued meanwhile ─ ONE nudge of the union ─ ...
 
 One thread and one nudge at a time: at most one nudge is in flight per partition (and per
-process), and every commit that comes while one is in flight or the interval runs is carried
-by the next one. The interval adapts to the load: after a nudge that carried one commit or a
-few it is the configured one (a commit waits for none, or for part of one), after a nudge
-that carried many it stretches, up to `MAX_STRETCH` times (each relay invocation then
-delivers more: fewer invocations per event where there are many events, no wait where few).
+process), and every commit that comes while one is in flight or while the sender waits for a
+token is carried by the next one. The pace is a token bucket (`Pace`): a nudge goes at once
+while a token is left (2 at most: a steady 10 commits/s with some jitter never waits); tokens
+come back one per interval, and the interval adapts to the load: after a nudge that carried
+one commit or a few it is the configured one, after one that carried many it stretches, up to
+`MAX_STRETCH` times (each relay invocation then delivers more: fewer invocations per event
+where there are many events, no wait where few). A target that costs no invocation (`process`:
+its own per-partition single flight coalesces) says so (`paced = False`) and is not paced.
 Each nudge is bounded by its target's timeout; a failure is logged and counted, never
 raised. A dropped or failed nudge costs latency only: the timer still delivers.
 """
@@ -21,12 +25,12 @@ import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 logger = logging.getLogger("firestore_outbox.nudge")
 
-__all__ = ["NudgeTarget", "Nudger"]
+__all__ = ["NudgeTarget", "Nudger", "Pace"]
 
 _CLOSE = frozenset({-1})
 # The interval after a nudge of n commits: interval * clamp(n / COMMITS_PER_INTERVAL, 1,
@@ -34,10 +38,16 @@ _CLOSE = frozenset({-1})
 # commit. At 100/s: 0.3 s, about 3.3 relay invocations a second, 0.033 per commit.
 COMMITS_PER_INTERVAL = 4
 MAX_STRETCH = 3.0
+# Tokens the bucket holds at most: a burst of two goes at once, then one per interval. One
+# would make a commit that comes a little early at a steady 10/s wait out the rest.
+BURST = 2.0
 
 
 class NudgeTarget(Protocol):
-    """Where nudges go: `send` answers whether the nudge was taken; it may raise (counted)."""
+    """Where nudges go: `send` answers whether the nudge was taken; it may raise (counted).
+    A target may also say `paced = False` (its nudges cost no invocation: never waited for)
+    and have `wait_idle(timeout)` (work the nudges started, which `Nudger.wait_idle` waits
+    for too)."""
 
     def send(self, partitions: frozenset[int]) -> bool: ...
 
@@ -49,10 +59,18 @@ class Nudger:
     `counts` says what became of them (`requested`, `dropped`, `sent`, `failed`)."""
 
     def __init__(
-        self, target: NudgeTarget, *, queue_size: int = 1000, interval_seconds: float = 0.1
+        self,
+        target: NudgeTarget,
+        *,
+        queue_size: int = 1000,
+        interval_seconds: float = 0.1,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], object] = time.sleep,
     ) -> None:
         self._target = target
-        self._interval = interval_seconds
+        paced = getattr(target, "paced", True) and interval_seconds > 0
+        self._pace = Pace(interval_seconds, clock) if paced else None
+        self._sleep = sleep
         self._queue: queue.Queue[frozenset[int]] = queue.Queue(queue_size)
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -84,9 +102,22 @@ class Nudger:
             return Counter(self._counts)
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until every nudge asked for was sent, failed or dropped (tests, the demo)."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._busy == 0, timeout)
+        """Wait until every nudge asked for was sent, failed or dropped, and the work the
+        target started for them is done (`process`: the drains; tests, the demo)."""
+        deadline = time.monotonic() + timeout
+        target_idle = getattr(self._target, "wait_idle", None)
+        while True:
+            with self._idle:
+                left = deadline - time.monotonic()
+                if not self._idle.wait_for(lambda: self._busy == 0, max(0.0, left)):
+                    return False
+            if target_idle is None:
+                return True
+            if not target_idle(max(0.0, deadline - time.monotonic())):
+                return False
+            with self._lock:  # a drain may have handed partitions back meanwhile
+                if self._busy == 0:
+                    return True
 
     def close(self, timeout: float = 5.0) -> None:
         """Send what is queued (within `timeout`), stop the thread, close the target."""
@@ -98,6 +129,11 @@ class Nudger:
     def _loop(self) -> None:
         while True:
             first = self._queue.get()
+            if self._pace is not None and first is not _CLOSE:
+                # No token: wait for the next; what is queued meanwhile rides on this nudge.
+                wait = self._pace.wait()
+                if wait > 0:
+                    self._sleep(wait)
             batch = [first]
             while True:
                 try:
@@ -107,11 +143,11 @@ class Nudger:
             closing = any(b is _CLOSE for b in batch)
             requests = [b for b in batch if b is not _CLOSE]
             if requests:
+                if self._pace is not None:
+                    self._pace.spend(len(requests))
                 self._send(frozenset().union(*requests), len(requests))
             if closing:
                 return
-            if self._interval:  # commits meanwhile ride on the next nudge
-                time.sleep(self._interval * stretch(len(requests)))
 
     def _send(self, partitions: frozenset[int], requests: int) -> None:
         started = time.monotonic()
@@ -134,6 +170,35 @@ class Nudger:
             self._busy -= requests
             if self._busy <= 0:
                 self._idle.notify_all()
+
+
+class Pace:
+    """A token bucket: `wait()` says how long until a token (0: one is there); `spend(n)`
+    takes it for a nudge of `n` commits. Tokens come back one per `interval * stretch(n)` of
+    the last nudge's `n`, `BURST` at most."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._interval = interval
+        self._clock = clock
+        self._period = interval
+        self._tokens = BURST
+        self._at = clock()
+
+    def wait(self) -> float:
+        """Seconds until a token is there."""
+        self._refill()
+        return max(0.0, (1.0 - self._tokens) * self._period)
+
+    def spend(self, commits: int) -> None:
+        """Take a token (one that came while waiting counts) for a nudge of `commits`."""
+        self._refill()
+        self._tokens = max(0.0, self._tokens - 1.0)
+        self._period = self._interval * stretch(commits)
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._tokens = min(BURST, self._tokens + (now - self._at) / self._period)
+        self._at = now
 
 
 def stretch(commits: int) -> float:

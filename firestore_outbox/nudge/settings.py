@@ -26,8 +26,9 @@ class NudgeMode(str, Enum):
 class NudgeSettings:
     """`mode` and, for `http`, `url`. The sender's bounds: at most `queue_size` nudges
     waiting (more are dropped and counted), `timeout_seconds` per nudge sent, at least
-    `interval_seconds` between two nudges of one process (what coalesces a busy producer's
-    commits into a few relay invocations)."""
+    `interval_seconds` per token of the sender's bucket (a burst of two goes at once, then one
+    nudge per interval, stretched under load: what coalesces a busy producer's commits into a
+    few relay invocations)."""
 
     mode: NudgeMode = NudgeMode.OFF
     url: str | None = None

@@ -1,12 +1,13 @@
 """The nudge's targets: FC 3.0 async invoke of the relay function (`fc3`, with the function
-and AccessKey fan-out uses), an HTTP POST (`http`), and a drain in this process (`process`).
+and AccessKey fan-out uses), an HTTP POST (`http`), and drains in this process (`process`:
+`firestore_outbox.nudge.process`).
 Each is built from the environment when the first commit needs it (`nudger_for`)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import urllib3
@@ -22,9 +23,8 @@ from firestore_outbox.relay.fan_out import FanOutSettings
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.nudge.sender import Nudger, NudgeTarget
+    from firestore_outbox.nudge.sender import NudgeTarget
     from firestore_outbox.publishers.fc.fc3 import Fc3Publisher
-    from firestore_outbox.relay import Relay
 
 logger = logging.getLogger("firestore_outbox.nudge")
 
@@ -73,26 +73,6 @@ class HttpNudge:
         self._pool.clear()
 
 
-class ProcessNudge:
-    """Drains the nudged partitions in this process, with the relay's own settings. What a
-    drain's re-check finds after a release goes back on the nudger's queue (`bind`), behind
-    the nudges waiting there, instead of keeping the drain (and the nudger) on it."""
-
-    def __init__(self, relay: Relay) -> None:
-        self._relay = relay
-        self._hand_off: Callable[[frozenset[int]], object] | None = None
-
-    def bind(self, nudger: Nudger) -> None:
-        self._hand_off = nudger.nudge
-
-    def send(self, partitions: frozenset[int]) -> bool:
-        summary = self._relay.run(partitions=partitions, hand_off=self._hand_off)
-        return summary.ok
-
-    def close(self) -> None:
-        self._relay.close()
-
-
 def build_target(
     nudge: NudgeSettings,
     db: Client,
@@ -106,6 +86,7 @@ def build_target(
     if nudge.mode is NudgeMode.HTTP:
         return HttpNudge(str(nudge.url), nudge.timeout_seconds, unique=unique)
     if nudge.mode is NudgeMode.PROCESS:
+        from firestore_outbox.nudge.process import ProcessNudge
         from firestore_outbox.relay import Relay
         from firestore_outbox.relay.config import load_relay_config
 

@@ -153,8 +153,7 @@ class Relay:
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
         # Whatever the run does past its budget (settles, releases, counts) ends within
         # budget + Firestore timeout, the envelope the function's timeout is sized for.
-        self._store.bound_until(deadline + self.config.firestore_timeout_seconds)
-        try:
+        with self._store.bounded(deadline + self.config.firestore_timeout_seconds):
             return self._run(
                 started,
                 budget,
@@ -164,8 +163,6 @@ class Relay:
                 partitions=partitions,
                 hand_off=hand_off,
             )
-        finally:
-            self._store.bound_until(None)
 
     def _run(
         self,

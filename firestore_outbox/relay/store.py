@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
@@ -67,7 +69,10 @@ class LeaseStore:
         self._db = db
         self.collection = db.collection(collection)
         self._timeout = timeout
-        self._envelope_end: float | None = None
+        # The envelope of each run under way (`bounded`): a process may drain disjoint
+        # partitions in several runs at once (`OUTBOX_NUDGE=process`).
+        self._envelopes: list[float] = []
+        self._envelopes_lock = threading.Lock()
         # RELAY_FAILED_HEAD=hold (ordered): an event parked undelivered holds its aggregate.
         self._park_holds = park_holds
         self.clock = ServerClock()
@@ -75,18 +80,30 @@ class LeaseStore:
     @property
     def timeout(self) -> float:
         """Seconds each Firestore call may take, its retries included: the configured
-        timeout, and never past the envelope a run set (`bound_until`)."""
-        if self._envelope_end is None:
+        timeout, and never past the envelope of the runs under way (`bounded`)."""
+        with self._envelopes_lock:
+            end = max(self._envelopes, default=None)
+        if end is None:
             return self._timeout
-        left = self._envelope_end - time.monotonic()
+        left = end - time.monotonic()
         return max(MIN_CALL_SECONDS, min(self._timeout, left))
 
-    def bound_until(self, end: float | None) -> None:
-        """From now on, end every Firestore call by `end` (monotonic; None: no bound). A run
-        sets its budget plus the Firestore timeout: whatever it still does after its budget
-        (settles, renewals, releases, counts) ends within that envelope, Firestore frozen or
-        not."""
-        self._envelope_end = end
+    @contextmanager
+    def bounded(self, end: float) -> Iterator[None]:
+        """While inside, end every Firestore call by `end` (monotonic). A run sets its budget
+        plus the Firestore timeout: whatever it still does after its budget (settles,
+        renewals, releases, counts) ends within that envelope, Firestore frozen or not.
+        Runs under way at once (disjoint partitions, one process) are bounded by the latest
+        of their envelopes: the store's calls run on the drains' pools, which do not say
+        whose run a call is for, and one run's end must neither lift another's bound nor
+        cut another's calls short. One run at a time (a Function Compute invocation): its own."""
+        with self._envelopes_lock:
+            self._envelopes.append(end)
+        try:
+            yield
+        finally:
+            with self._envelopes_lock:
+                self._envelopes.remove(end)
 
     def pending(self, due_by: datetime.datetime, limit: int) -> list[Found]:
         """`PENDING` events whose `nextAttemptAt` has come, oldest first."""
