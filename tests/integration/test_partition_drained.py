@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -187,9 +188,19 @@ def test_a_partition_whose_events_were_handed_back_unsent_is_claimed_by_a_run_th
     one_order_in_each_partition(db, settings, 3)
     relay_a = HandsEverythingBack(db, settings, config)
     runs_of_a: list[Any] = []  # its summaries
-    relay_b = LetsAnotherRunFirst(
-        db, settings, config, meanwhile=lambda: runs_of_a.append(relay_a.run())
-    )
+
+    def run_a() -> None:
+        # Once B's first event is settled: A's first claim names a partition its survey saw
+        # an event in, and B's, still PENDING, was one of three it could pick (held by B:
+        # A claimed nothing there, waited for a hand-back that never came, ran out of budget).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if "PROCESSED" in {e["status"] for e in outbox(db, settings).values()}:
+                break
+            time.sleep(0.05)
+        runs_of_a.append(relay_a.run())
+
+    relay_b = LetsAnotherRunFirst(db, settings, config, meanwhile=run_a)
     summary = relay_b.run()
 
     [by_a] = runs_of_a

@@ -56,10 +56,8 @@ class PartitionLeases(PartitionLeaseWrites):
             free = self._free(skipped, want, rng, drained_since)
             if not free:
                 return []
-            before = {n: self._known[n] for n, _ in free}
-            held = self._hold(free, holder)
-            if held:
-                return [dataclasses.replace(h, claimed_from=before[h.partition]) for h in held]
+            if held := self._hold_known(free, holder):
+                return held
             # Every claim refused: those leases changed since this relay last read or wrote
             # them, and the others it knows may have too (a warm relay after another
             # invocation's run: skipping the refused ones only, it gave up after three tries
@@ -79,15 +77,8 @@ class PartitionLeases(PartitionLeaseWrites):
         """A nudge's claim (after `read_named`): those of `partitions` free or surely
         expired, with one write; those claimed, each with `claimed_from`. One held by
         another invocation is left to it: its re-check before release finds the event."""
-        now = self._store.clock.earliest()
-        free = [
-            (n, known.update_time)
-            for n in sorted(set(partitions))
-            if (known := self._known.get(n)) is not None and known.claimable(now, None)
-        ]
-        before = {n: self._known[n] for n, _ in free}
-        held = self._hold(free, holder)
-        return [dataclasses.replace(h, claimed_from=before[h.partition]) for h in held]
+        named = sorted(set(partitions))
+        return self._hold_known(self._pick(named, len(named), self._store.clock.earliest()), holder)
 
     def claim_nudged(
         self,
@@ -109,18 +100,12 @@ class PartitionLeases(PartitionLeaseWrites):
         after its claim) or released it (and re-checks after its release); either sees
         the event. A claim by what this relay knew decides nothing when refused."""
         named = sorted(set(partitions))
-        sure = []
+        sure: dict[int, KnownLease] = {}
         if any(n in self._known for n in named):  # (so Firestore's clock was read)
-            now = self._store.clock.earliest()
-            sure = [
-                (n, known.update_time)
-                for n in named
-                if (known := self._known.get(n)) is not None and known.claimable(now, None)
-            ]
-        before = {n: self._known[n] for n, _ in sure}
-        fast = beside.submit(self._hold, sure, holder)
+            sure = self._pick(named, len(named), self._store.clock.earliest())
+        fast = beside.submit(self._hold_known, sure, holder)
         snapshots = self._read([self.collection.document(str(n)) for n in named])
-        taken = [dataclasses.replace(h, claimed_from=before[h.partition]) for h in fast.result()]
+        taken = fast.result()
         claimed(taken)
         got = {h.partition for h in taken}
         rest = [n for n in named if n not in got]
@@ -135,7 +120,7 @@ class PartitionLeases(PartitionLeaseWrites):
         want: int,
         rng: random.Random,
         drained_since: datetime.datetime | None,
-    ) -> list[tuple[int, datetime.datetime]]:
+    ) -> dict[int, KnownLease]:
         # Each lease document is read once per PartitionLeases (one per Relay, kept across
         # its runs), when a claim first needs it; later claims, in this run and the next,
         # go by what was read, written or created since.
@@ -152,27 +137,33 @@ class PartitionLeases(PartitionLeaseWrites):
             self._look([n for n in wanted if n in self._known and n not in just_read])
         start = rng.randrange(self.count)
         order = [(start + step) % self.count for step in range(self.count)]
-        free = self._pick([n for n in order if n not in skipped], want, now, drained_since)
-        return [(n, self._known[n].update_time) for n in free]
+        return self._pick([n for n in order if n not in skipped], want, now, drained_since)
 
     def _pick(
         self,
         partitions: list[int],
         want: int,
         now: datetime.datetime,
-        drained_since: datetime.datetime | None,
-    ) -> list[int]:
+        drained_since: datetime.datetime | None = None,
+    ) -> dict[int, KnownLease]:
         """Up to `want` of `partitions` known free or surely expired, and not drained by
-        another invocation since `drained_since`."""
-        free = []
+        another invocation since `drained_since`, as known now (another run of this relay
+        may learn or forget one meanwhile: a claim goes by this answer)."""
+        free: dict[int, KnownLease] = {}
         for n in partitions:
             known = self._known.get(n)
             if known is None or not known.claimable(now, drained_since):
                 continue  # not known, or held by someone, or drained by another since
-            free.append(n)
+            free[n] = known
             if len(free) >= want:
                 break
         return free
+
+    def _hold_known(self, free: dict[int, KnownLease], holder: str) -> list[HeldPartition]:
+        """Claim `free` by the update times known of them; those claimed, `claimed_from`
+        what was known."""
+        held = self._hold([(n, known.update_time) for n, known in free.items()], holder)
+        return [dataclasses.replace(h, claimed_from=free[h.partition]) for h in held]
 
     def _look(self, partitions: list[int]) -> None:
         """Read the lease documents of `partitions` (creating the missing ones)."""
