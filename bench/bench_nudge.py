@@ -236,28 +236,18 @@ def _trace_dir(args: argparse.Namespace, mode: str, rate: float) -> str:
 
 
 def _trace_nudges(nudger: Any, function: RelayFunction) -> None:
-    """Mark each nudge sent (and, in `process` mode, the drain it runs in this process)."""
+    """Mark each nudge sent. In `process` mode a nudge only hands its partitions to the
+    drains' pool (`firestore_outbox.nudge.process`), whose runs overlap and use pools of their
+    own: their stages are not attributed to a nudge (only commit to delivery is measured)."""
     target = nudger._target
     send = target.send
-    runs = [0]
 
     def traced(partitions: frozenset[int]) -> bool:
         started = time.monotonic()
-        request = None
-        if env_mode == "process":
-            runs[0] += 1
-            request = f"process-{runs[0]}"
-            nudge_trace.mark("fc-received", request=request)
-            nudge_trace.current[0] = request
-            nudge_trace.mark("handler")
         try:
             return send(partitions)
         finally:
-            if env_mode == "process":
-                nudge_trace.mark("handler-done")
-                nudge_trace.current[0] = None
-            else:
-                request = function.last_nudge
+            request = None if env_mode == "process" else function.last_nudge
             nudge_trace.mark(
                 "nudge-sent", start=started, partitions=sorted(partitions), request=request
             )
