@@ -13,8 +13,9 @@ one commit or a few it is the configured one, after one that carried many it str
 `MAX_STRETCH` times (each relay invocation then delivers more: fewer invocations per event
 where there are many events, no wait where few). A target that costs no invocation (`process`:
 its own per-partition single flight coalesces) says so (`paced = False`) and is not paced.
-Each nudge is bounded by its target's timeout; a failure is logged and counted, never
-raised. A dropped or failed nudge costs latency only: the timer still delivers.
+Each nudge is bounded by its target's timeout; a failure is counted, logged (at most once a
+minute each kind: `Complaints`) and never raised. A dropped or failed nudge costs latency
+only: the timer still delivers.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Protocol
+
+from firestore_outbox.nudge.complaints import Complaints
 
 logger = logging.getLogger("firestore_outbox.nudge")
 
@@ -71,6 +74,7 @@ class Nudger:
         paced = getattr(target, "paced", True) and interval_seconds > 0
         self._pace = Pace(interval_seconds, clock) if paced else None
         self._sleep = sleep
+        self._complaints = Complaints(clock)
         self._queue: queue.Queue[frozenset[int]] = queue.Queue(queue_size)
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -155,10 +159,12 @@ class Nudger:
             sent = self._target.send(partitions)
         except Exception as exc:  # never raised: logged and counted
             sent = False
-            logger.warning("nudge failed: %s", type(exc).__name__)
+            self._complaints.complain("failed", "nudge failed: %s", type(exc).__name__)
         took = round((time.monotonic() - started) * 1000)
         if not sent:
-            logger.warning("nudge of %d partitions not taken (%d ms)", len(partitions), took)
+            self._complaints.complain(
+                "refused", "nudge of %d partitions not taken (%d ms)", len(partitions), took
+            )
         with self._lock:
             self._counts["nudges"] += 1
             self._counts["coalesced"] += requests - 1

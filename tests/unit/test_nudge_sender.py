@@ -9,8 +9,12 @@ past its end, so nothing waits on the wall clock and every interleaving is the t
 
 from __future__ import annotations
 
+import logging
 import threading
 
+import pytest
+
+from firestore_outbox.nudge.complaints import Complaints
 from firestore_outbox.nudge.sender import Nudger
 
 INTERVAL = 0.1
@@ -147,3 +151,23 @@ def test_an_unpaced_target_is_never_waited_for() -> None:
         fake.settled(sender)
     sender.close()
     assert fake.sleeps == [] and len(target.sent) == 10
+
+
+def test_a_target_that_refuses_every_nudge_is_logged_once_a_minute_with_the_count(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Before, a warning per nudge: 10 lines a second from a producer at 10 commits/s.
+    now = [0.0]
+    complaints = Complaints(lambda: now[0])
+    with caplog.at_level(logging.WARNING, logger="firestore_outbox.nudge"):
+        for step in range(600):  # 60 s of refusals, 10 a second
+            now[0] = step / 10
+            complaints.complain("refused", "nudge of %d partitions not taken", 1)
+        assert [r.getMessage() for r in caplog.records] == ["nudge of 1 partitions not taken"]
+        now[0] = 60.0
+        complaints.complain("refused", "nudge of %d partitions not taken", 2)
+        complaints.complain("failed", "nudge failed: %s", "Timeout")  # a kind of its own
+    assert [r.getMessage() for r in caplog.records][1:] == [
+        "nudge of 2 partitions not taken (and 599 more not logged in the last 60 s)",
+        "nudge failed: Timeout",
+    ]
