@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
@@ -95,3 +96,31 @@ def test_a_lease_held_since_the_relay_knew_it_is_left_to_its_holder(
     lease = db.collection(relay.config.partitions.collection).document(str(partition)).get()
     assert lease.get("holder") == "other" and lease.update_time == taken.update_time
     assert outbox(db, settings)[event]["status"] == "PENDING"  # the holder's to deliver
+
+
+def test_a_lease_claimed_at_once_is_released_when_the_lease_read_fails(
+    db: firestore.Client, settings: Settings, receiver: Receiver, unique: str
+) -> None:
+    relay, aggregate, partition = warm(db, settings, receiver, unique)
+    leases = relay._leases
+    assert leases is not None
+    hold = leases._hold
+    landed = threading.Event()
+
+    def claim(*args: Any) -> Any:
+        taken = hold(*args)
+        landed.set()
+        return taken
+
+    def unavailable(_: Any) -> Any:
+        assert landed.wait(10)  # the claim landed first
+        raise google_exceptions.ServiceUnavailable("lease read failed")
+
+    leases._hold = claim  # type: ignore[method-assign]
+    leases._read = unavailable  # type: ignore[method-assign]
+    commit(db, settings, aggregate)
+    summary = relay.run(partitions={partition}).to_json()
+    assert summary["status"] == "error", summary
+    # Released at the run's end, not left held until it expires.
+    lease = db.collection(relay.config.partitions.collection).document(str(partition)).get()
+    assert lease.get("holder") is None, lease.to_dict()

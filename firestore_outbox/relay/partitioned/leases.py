@@ -104,9 +104,11 @@ class PartitionLeases(PartitionLeaseWrites):
         if any(n in self._known for n in named):  # (so Firestore's clock was read)
             sure = self._pick(named, len(named), self._store.clock.earliest())
         fast = beside.submit(self._hold_known, sure, holder)
-        snapshots = self._read([self.collection.document(str(n)) for n in named])
-        taken = fast.result()
-        claimed(taken)
+        try:
+            snapshots = self._read([self.collection.document(str(n)) for n in named])
+        finally:  # what the claim took is released, whatever the read did
+            taken = fast.result()
+            claimed(taken)
         got = {h.partition for h in taken}
         rest = [n for n in named if n not in got]
         self._learn(rest, snapshots)
