@@ -143,13 +143,14 @@ class ModeRecords:
         waits); one surely lapsed is deleted in the same commit."""
         last = self._record
         lapsed = last is not None and last.until < self._store.clock.earliest()
-        old, self._ref = self._ref, self._collection.document(uuid.uuid4().hex)
+        ref = self._collection.document(uuid.uuid4().hex)
         record = {"mode": mode.value, "since": SERVER_TIMESTAMP, "until": until}
         batch = self._db.batch()
-        batch.set(self._ref, record)
+        batch.set(ref, record)
         if lapsed:
-            batch.delete(old)
+            batch.delete(self._ref)
         update_time = batch.commit(timeout=self._store.timeout)[0].update_time
+        self._ref = ref
         ours = (update_time, self._ref.id)
         live = self._store.run(
             self._collection.where(filter=FieldFilter("until", ">", self._store.clock.earliest()))
