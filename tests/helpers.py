@@ -7,6 +7,7 @@ import datetime as dt
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,6 +101,16 @@ def lease_taken_back_while_delivering(
 
 def outbox(db: firestore.Client, settings: Settings) -> dict[str, dict[str, Any]]:
     return {doc.id: doc.to_dict() for doc in db.collection(settings.outbox_collection).get()}
+
+
+def assert_each_processed_once(
+    db: firestore.Client, settings: Settings, receiver: Receiver, *events: str
+) -> None:
+    """Every event in the outbox is one of `events`, each `PROCESSED`, each received once."""
+    assert {k: v["status"] for k, v in outbox(db, settings).items()} == dict.fromkeys(
+        events, "PROCESSED"
+    )
+    assert Counter(r.event_id for r in receiver.received) == dict.fromkeys(events, 1)
 
 
 def add_raw_event(

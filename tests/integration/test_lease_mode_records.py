@@ -25,6 +25,13 @@ def records(db: firestore.Client, relay: Relay) -> dict[str, dict]:
     return {d.id: d.to_dict() for d in collection.stream()}
 
 
+def shorten_known_record(relay: Relay, by: datetime.timedelta) -> None:
+    """Make the relay know its record's `until` as `by` earlier (the document keeps its own)."""
+    record = relay._mode._record
+    assert record is not None
+    relay._mode._record = dataclasses.replace(record, until=record.until - by)
+
+
 def test_a_record_moved_on_keeps_its_place_before_a_relay_of_the_other_mode(
     db: firestore.Client,
     settings: Settings,
@@ -47,10 +54,7 @@ def test_a_record_moved_on_keeps_its_place_before_a_relay_of_the_other_mode(
     counts.reset()
     assert relay.run()["processed"] == 1
     covered = counts.snapshot()
-    record = relay._mode._record
-    assert record is not None
-    short = datetime.timedelta(seconds=lease_mode.KEEP_SECONDS + 1)  # (as known here)
-    relay._mode._record = dataclasses.replace(record, until=record.until - short)
+    shorten_known_record(relay, datetime.timedelta(seconds=lease_mode.KEEP_SECONDS + 1))
     monkeypatch.setattr(lease_mode, "KEEP_SECONDS", 0.0)
     add_orders(db, settings, 1)
     counts.reset()
@@ -74,11 +78,7 @@ def test_a_lapsed_record_is_written_anew_and_the_old_one_deleted(
     [old] = records(db, relay)
     # The relay was frozen past its record's `until` (as known here; the document keeps its
     # own, so that the test sees it deleted, not lapsed).
-    record = relay._mode._record
-    assert record is not None
-    relay._mode._record = dataclasses.replace(
-        record, until=record.until - datetime.timedelta(days=1)
-    )
+    shorten_known_record(relay, datetime.timedelta(days=1))
     add_orders(db, settings, 1)
     assert relay.run()["processed"] == 1
     [new] = records(db, relay)

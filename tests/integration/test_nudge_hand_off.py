@@ -11,7 +11,6 @@ its own), so only the re-check after the release can find it."""
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -23,7 +22,7 @@ from firestore_outbox.nudge import Nudger, nudger_for
 from firestore_outbox.nudge.wire import NUDGE_TYPE
 from firestore_outbox.producer.uow import FirestoreUnitOfWork
 from tests.fc3_relay import RelayFunction
-from tests.helpers import make_relay, outbox, relay_environment
+from tests.helpers import assert_each_processed_once, make_relay, outbox, relay_environment
 from tests.integration.test_nudge_hazard import HoldFirst, commit, same_partition
 
 
@@ -76,11 +75,7 @@ def test_an_in_process_drain_hands_off_to_its_nudger_which_drains_again(
     # its re-check handed the partition to (before, the first claimed it again itself).
     counts = nudger.counts
     assert (counts["requested"], counts["nudges"], counts["sent"]) == (2, 2, 2), counts
-    assert {k: v["status"] for k, v in outbox(db, settings).items()} == {
-        with_nudge: "PROCESSED",
-        late: "PROCESSED",
-    }
-    assert Counter(r.event_id for r in receiver.received) == {with_nudge: 1, late: 1}
+    assert_each_processed_once(db, settings, receiver, with_nudge, late)
 
 
 def test_an_fc3_nudged_invocation_hands_off_to_a_new_invocation(

@@ -20,7 +20,7 @@ from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.nudge import Nudger, nudger_for
 from firestore_outbox.producer.uow import FirestoreUnitOfWork
 from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
-from tests.helpers import outbox, relay_environment
+from tests.helpers import assert_each_processed_once, outbox, relay_environment
 from tests.integration.test_nudge_hazard import same_partition
 
 HOLD_SECONDS = 2.5  # past any drain's own time: a held B that is let go by it failed
@@ -94,11 +94,7 @@ def test_a_commit_into_one_partition_is_delivered_during_another_partitions_drai
 
     assert downstream.met is True, downstream.order  # A's arrived while B's was held
     assert downstream.order == [b, a]
-    assert {k: v["status"] for k, v in outbox(db, settings).items()} == {
-        held: "PROCESSED",
-        late: "PROCESSED",
-    }
-    assert Counter(r.event_id for r in receiver.received) == {held: 1, late: 1}
+    assert_each_processed_once(db, settings, receiver, held, late)
 
 
 def test_a_commit_into_a_partition_under_its_own_drain_is_delivered_right_after_it(
