@@ -1,7 +1,8 @@
-"""The reference order application (the design card's application layer), built on the
-`firestore_outbox` library: the order domain, `OrderRepository`, `create_new_order`, the unit
-of work with `uow.orders`, the HTTP order API, the order-count consumer and the demo.
+"""The reference order application (the design card's application layer) under the names the
+design card gives it: `app.services.create_new_order`, `app.uow.FirestoreUnitOfWork`,
+`app.repository`, `app.errors`, `app.firestore_client`, `app.api`, `app.order_counter`.
 
-It runs from the repository and goes into the Function Compute package; the wheel installs
-only `firestore_outbox`, so an application's own `app` package never collides with it.
+The code itself ships in the wheel as `firestore_outbox.example`, written on the library's
+public names only; these modules re-export it, so this folder imports nothing else (a test
+checks). It runs from the repository and goes into the Function Compute package.
 """

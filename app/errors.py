@@ -1,8 +1,7 @@
 """The errors application code catches: the library's (`firestore_outbox.errors`), and the
 order domain's own `InvalidOrder`. All share `OutboxError`; invalid input is a `ValueError`."""
 
-from app.domain import InvalidOrder
-from firestore_outbox.errors import (
+from firestore_outbox import (
     BatchTooLarge,
     CommitFailed,
     CommitOutcomeUnknown,
@@ -14,6 +13,7 @@ from firestore_outbox.errors import (
     OutboxError,
     UnitOfWorkClosed,
 )
+from firestore_outbox.example import InvalidOrder
 
 __all__ = [
     "BatchTooLarge",

@@ -41,80 +41,57 @@ warnings.filterwarnings(
 )
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.loader import Configuration
     from firestore_outbox.config.settings import Settings, load_settings
-    from firestore_outbox.consumer.events import (
+    from firestore_outbox.consumer import (
+        Inbox,
+        InboxStatus,
         MalformedDelivery,
         ReceivedEvent,
+        Verdict,
         verify_event,
         verify_request,
     )
-    from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
-    from firestore_outbox.firestore.client import get_db_client
+    from firestore_outbox.function_compute import HttpFunction, RelayFunction
     from firestore_outbox.idempotency import IdempotencyASGIMiddleware, IdempotencyMiddleware
-    from firestore_outbox.nudge import Nudger, nudger_for
-    from firestore_outbox.producer.repository import OutboxRepository
-    from firestore_outbox.producer.uow import FirestoreUnitOfWork
-    from firestore_outbox.publishers.amqp.settings import AmqpSettings
-    from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
-    from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
-    from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
-    from firestore_outbox.publishers.http.settings import HttpSettings
-    from firestore_outbox.publishers.mns.settings import MnsSettings
-    from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
-    from firestore_outbox.publishers.settings import AccessKeySettings
-    from firestore_outbox.relay.config import RelayConfig, load_relay_config
-    from firestore_outbox.relay.core import Relay
-    from firestore_outbox.relay.fan_out import FanOutSettings
-    from firestore_outbox.relay.partitioned.settings import PartitionSettings
-    from firestore_outbox.relay.ramp import RampSettings
-    from firestore_outbox.relay.summary import RunStatus, RunSummary, StopReason
+    from firestore_outbox.producer import (
+        FirestoreUnitOfWork,
+        Nudger,
+        OutboxRepository,
+        Repository,
+        get_db_client,
+        nudger_for,
+    )
+    from firestore_outbox.relay import (
+        AccessKeySettings,
+        AmqpSettings,
+        Configuration,
+        Delivery,
+        EventBridgeSettings,
+        FanOutSettings,
+        Fc3Settings,
+        FcSettings,
+        HttpSettings,
+        MnsSettings,
+        Outcome,
+        PartitionSettings,
+        Publisher,
+        PublishResult,
+        RampSettings,
+        Relay,
+        RelayConfig,
+        RocketMqSettings,
+        RunStatus,
+        RunSummary,
+        StopReason,
+        load_relay_config,
+    )
     from firestore_outbox.signing import InvalidSignature, Signer
 
-# name -> the internal module that defines it, imported on first use
-_LAZY = {
-    "Configuration": "firestore_outbox.config.loader",
-    "Settings": "firestore_outbox.config.settings",
-    "load_settings": "firestore_outbox.config.settings",
-    "MalformedDelivery": "firestore_outbox.consumer.events",
-    "ReceivedEvent": "firestore_outbox.consumer.events",
-    "verify_event": "firestore_outbox.consumer.events",
-    "verify_request": "firestore_outbox.consumer.events",
-    "Inbox": "firestore_outbox.consumer.inbox",
-    "InboxStatus": "firestore_outbox.consumer.inbox",
-    "Verdict": "firestore_outbox.consumer.inbox",
-    "get_db_client": "firestore_outbox.firestore.client",
-    "IdempotencyASGIMiddleware": "firestore_outbox.idempotency",
-    "IdempotencyMiddleware": "firestore_outbox.idempotency",
-    "Nudger": "firestore_outbox.nudge",
-    "nudger_for": "firestore_outbox.nudge",
-    "OutboxRepository": "firestore_outbox.producer.repository",
-    "FirestoreUnitOfWork": "firestore_outbox.producer.uow",
-    "Delivery": "firestore_outbox.publishers.base",
-    "Outcome": "firestore_outbox.publishers.base",
-    "Publisher": "firestore_outbox.publishers.base",
-    "PublishResult": "firestore_outbox.publishers.base",
-    "AccessKeySettings": "firestore_outbox.publishers.settings",
-    "AmqpSettings": "firestore_outbox.publishers.amqp.settings",
-    "EventBridgeSettings": "firestore_outbox.publishers.eventbridge.settings",
-    "FcSettings": "firestore_outbox.publishers.fc.settings",
-    "Fc3Settings": "firestore_outbox.publishers.fc.settings",
-    "HttpSettings": "firestore_outbox.publishers.http.settings",
-    "MnsSettings": "firestore_outbox.publishers.mns.settings",
-    "RocketMqSettings": "firestore_outbox.publishers.rocketmq.settings",
-    "FanOutSettings": "firestore_outbox.relay.fan_out",
-    "PartitionSettings": "firestore_outbox.relay.partitioned.settings",
-    "RampSettings": "firestore_outbox.relay.ramp",
-    "RelayConfig": "firestore_outbox.relay.config",
-    "load_relay_config": "firestore_outbox.relay.config",
-    "Relay": "firestore_outbox.relay.core",
-    "RunStatus": "firestore_outbox.relay.summary",
-    "RunSummary": "firestore_outbox.relay.summary",
-    "StopReason": "firestore_outbox.relay.summary",
-    "InvalidSignature": "firestore_outbox.signing",
-    "Signer": "firestore_outbox.signing",
-}
-
+# The names most users need, for every audience at once; each audience's own short list is
+# its module's `__all__`: `firestore_outbox.producer` (writing events), `.relay` (running the
+# relay), `.function_compute` (deploying it), `.consumer` (consuming), `.idempotency` (the
+# front door), `.example` (the reference order application). Each lazy name is listed once,
+# in the type-only imports above, which `lazy_exports` reads (one source of truth).
 __all__ = [
     "AccessKeySettings",
     "AmqpSettings",
@@ -132,6 +109,7 @@ __all__ = [
     "Fc3Settings",
     "FcSettings",
     "FirestoreUnitOfWork",
+    "HttpFunction",
     "HttpSettings",
     "IdempotencyASGIMiddleware",
     "IdempotencyConflict",
@@ -153,6 +131,8 @@ __all__ = [
     "ReceivedEvent",
     "Relay",
     "RelayConfig",
+    "RelayFunction",
+    "Repository",
     "RocketMqSettings",
     "RunStatus",
     "RunSummary",
@@ -170,7 +150,7 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _LAZY)
+__getattr__ = lazy_exports(__name__)
 
 
 def __dir__() -> list[str]:

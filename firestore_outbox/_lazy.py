@@ -1,22 +1,50 @@
-"""Names a package exports without importing their modules until first used (PEP 562)."""
+"""Names a package exports without importing their modules until first used (PEP 562).
+
+One source of truth: a public package lists each lazy name once, as a type-only import
+(`if TYPE_CHECKING: from <module> import <name>`), which type checkers and editors read; at
+run time `lazy_exports` reads the same block from the package's source and imports `<module>`
+when `<name>` is first looked up. A name cannot be exported lazily without being typed, nor
+typed from another module than the one it is loaded from.
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+__all__ = ["lazy_exports", "type_only_imports"]
 
-def lazy_exports(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module `__getattr__` for `package` that imports `names[name]` (a module) on first
-    use of `name` and caches the value in the package's namespace."""
+
+def type_only_imports(path: Path) -> dict[str, str]:
+    """name -> module, from the `if TYPE_CHECKING:` blocks at the top level of `path`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"):
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+                for alias in statement.names:
+                    found[alias.asname or alias.name] = statement.module
+    return found
+
+
+def lazy_exports(package: str) -> Callable[[str], Any]:
+    """A module `__getattr__` for `package` that imports, on first use of a name, the module
+    its type-only import names, and caches the value in the package's namespace."""
+    module = sys.modules[package]
+    names = type_only_imports(Path(str(module.__file__)))
 
     def __getattr__(name: str) -> Any:
-        module = names.get(name)
-        if module is None:
+        source = names.get(name)
+        if source is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        setattr(importlib.import_module(package), name, value)  # later lookups skip this
+        value = getattr(importlib.import_module(source), name)
+        setattr(module, name, value)  # later lookups skip this
         return value
 
     return __getattr__

@@ -9,11 +9,10 @@ from typing import Any
 from firestore_outbox.cli.reference import load
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.idempotency import load_idempotency_config
 from firestore_outbox.idempotency.limits import DEFAULT_READ_TIMEOUT_SECONDS
 from firestore_outbox.idempotency.server import DEFAULT_CONNECTION_LIMIT, create_server
 
-DEFAULT_APP = "app.api:make_api"
+DEFAULT_APP = "firestore_outbox.example:make_api"
 
 
 def register(commands: Any) -> None:
@@ -50,7 +49,7 @@ def register(commands: Any) -> None:
         default=DEFAULT_APP,
         metavar="MODULE:FACTORY",
         help="the WSGI app to serve, as FACTORY(db, settings, idempotency_config) -> app "
-        f"(default: {DEFAULT_APP}, the reference order API of a repository checkout)",
+        f"(default: {DEFAULT_APP}, the example order API that comes with the library)",
     )
     parser.set_defaults(run=run)
 
@@ -82,7 +81,7 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    config = load_idempotency_config()
+    config = args.config.idempotency()
     make_api = load(args.app, "--app")
     app = make_api(get_db_client(settings), settings, config)
     server = create_server(

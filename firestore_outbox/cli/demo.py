@@ -8,10 +8,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from firestore_outbox.cli.reference import load
 from firestore_outbox.config.settings import Settings
-
-DEMO = "app.demo:run_demo"  # the reference application's, from a repository checkout
 
 
 def register(commands: Any) -> None:
@@ -43,6 +40,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     # firestore_outbox.observability.logs).
     for name in ("", "google"):
         logging.getLogger(name).setLevel(settings.log_level)
-    run_demo = load(DEMO)
-    code: int = run_demo(settings)
-    return code
+    from firestore_outbox.example import run_demo  # the example ships with the library
+
+    return run_demo(settings)

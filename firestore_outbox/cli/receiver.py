@@ -1,4 +1,5 @@
-"""`outbox receiver`: the reference downstream (`app.order_counter`) as an HTTP service."""
+"""`outbox receiver`: a downstream consumer (by default the example's `OrderCounter`) as an
+HTTP service."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.observability.telemetry import add_metrics_port, configure_telemetry
 
-DEFAULT_CONSUMER = "app.order_counter:OrderCounter"
+DEFAULT_CONSUMER = "firestore_outbox.example:OrderCounter"
 
 
 def register(commands: Any) -> None:
@@ -41,7 +42,7 @@ def register(commands: Any) -> None:
         default=DEFAULT_CONSUMER,
         metavar="MODULE:CLASS",
         help="the responder, as CLASS(db, receiver_config) "
-        f"(default: {DEFAULT_CONSUMER}, the reference order counter of a repository checkout)",
+        f"(default: {DEFAULT_CONSUMER}, the example order counter that comes with the library)",
     )
     add_metrics_port(parser)
     parser.set_defaults(run=run)

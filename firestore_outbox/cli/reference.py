@@ -1,10 +1,9 @@
-"""The reference application's objects, named by an import string (`module:attribute`).
+"""An application's objects, named by an import string (`module:attribute`).
 
-`outbox api`, `outbox demo` and `outbox receiver` run the repository's reference application
-(`app/`), which the wheel does not install. As uvicorn and gunicorn do with `--app-dir`, the
-current directory is searched too, so the commands work from the root of a checkout; an
-application's own API or consumer is named the same way (`--app myservice.api:make_api`).
-The library itself never imports `app`.
+`outbox api --app` and `outbox receiver --consumer` serve an application's own API or
+consumer (`--app myservice.api:make_api`); by default the example's, which ships with the
+library (`firestore_outbox.example`). As uvicorn and gunicorn do with `--app-dir`, the
+current directory is searched too, after the installed packages.
 """
 
 from __future__ import annotations
@@ -29,11 +28,11 @@ def load(spec: str, option: str | None = None) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        own = f", or name your own with {option} MODULE:ATTRIBUTE" if option else ""
+        where = option or "the target"
         raise ConfigError(
-            f"{spec}: no module named {exc.name!r}. The reference application (app/) comes "
-            "with the firestore-outbox repository, not with the wheel: run this from the root "
-            f"of a checkout{own}"
+            f"{spec}: no module named {exc.name!r}. Pass {where} MODULE:ATTRIBUTE naming a "
+            "module that is installed or lies in the current directory (without the option, "
+            "the example that comes with the library is served)"
         ) from exc
     try:
         return getattr(module, attribute)

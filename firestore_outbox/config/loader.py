@@ -43,6 +43,7 @@ from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_s
 
 if TYPE_CHECKING:
     from firestore_outbox.consumer.receiver_settings import ReceiverConfig
+    from firestore_outbox.idempotency.config import IdempotencyConfig
 
 __all__ = ["Configuration"]
 
@@ -82,6 +83,13 @@ class Configuration:
         from firestore_outbox.consumer.receiver_settings import load_receiver_config
 
         return load_receiver_config(self.environ, verify_signatures=verify_signatures)
+
+    def idempotency(self) -> IdempotencyConfig:
+        """The front door's `IdempotencyConfig` (`IDEMPOTENCY_*`), from the same snapshot."""
+        # Imported when asked for: the front door is no part of the relay function.
+        from firestore_outbox.idempotency.config import load_idempotency_config
+
+        return load_idempotency_config(self.environ)
 
     def seconds(self, variable: str, default: float) -> float:
         """One relay variable of seconds on its own (`RELAY_LOCK_TIMEOUT_SECONDS`, ...)."""

@@ -31,7 +31,7 @@ from firestore_outbox.signing import SIGNED_ATTRIBUTES, InvalidSignature
 logger = logging.getLogger(__name__)
 
 
-class Refused(Exception):
+class DeliveryRefused(Exception):
     """A delivery refused with a 4xx `status`: retrying it cannot help."""
 
     def __init__(self, status: int, error: str) -> None:
@@ -51,9 +51,9 @@ def read_delivery(request: Received, config: ReceiverConfig) -> ReceivedEvent:
             tolerance=config.tolerance_seconds,
         )
     except MalformedDelivery as exc:
-        raise Refused(400, f"not a CloudEvent: {exc}") from None
+        raise DeliveryRefused(400, f"not a CloudEvent: {exc}") from None
     except InvalidSignature as exc:
-        raise Refused(401, f"signature: {exc}") from None
+        raise DeliveryRefused(401, f"signature: {exc}") from None
 
 
 def to_cloudevent(received: ReceivedEvent) -> CloudEvent:
@@ -71,10 +71,10 @@ def to_cloudevent(received: ReceivedEvent) -> CloudEvent:
         data = received.json_data() if _is_json(content_type) else received.data
         return CloudEvent(attributes, data)
     except Exception as exc:  # the SDK raises many kinds; none is worth a retry
-        raise Refused(400, f"not a CloudEvent: {type(exc).__name__}: {exc}") from None
+        raise DeliveryRefused(400, f"not a CloudEvent: {type(exc).__name__}: {exc}") from None
 
 
-def refusal(refused: Refused) -> Answer:
+def refused_answer(refused: DeliveryRefused) -> Answer:
     """The answer to a refused delivery, logged as `receiver.refused`."""
     log_event(
         logger,
@@ -83,10 +83,10 @@ def refusal(refused: Refused) -> Answer:
         f"refused a delivery: {refused}",
         status=refused.status,
     )
-    return answer(refused.status, "rejected", None, str(refused))
+    return json_answer(refused.status, "rejected", None, str(refused))
 
 
-def answer(
+def json_answer(
     status: int,
     outcome: str,
     event_id: str | None,

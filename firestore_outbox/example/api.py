@@ -14,23 +14,27 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core.exceptions import GoogleAPIError
 
-from app.services import create_new_order
-from app.uow import FirestoreUnitOfWork
 from firestore_outbox.errors import CommitFailed, CommitOutcomeUnknown, InvalidInput
-from firestore_outbox.firestore.deadline import bounded_retry
-from firestore_outbox.firestore.limits import check_document_id
-from firestore_outbox.idempotency.answers import Answer
-from firestore_outbox.idempotency.door import CLAIM, Claim, LockLost
-from firestore_outbox.idempotency.middleware import IdempotencyMiddleware
-from firestore_outbox.idempotency.problems import problem
-from firestore_outbox.idempotency.registry import KeyRegistry
-from firestore_outbox.observability.tracing import record_answer, server_span
+from firestore_outbox.example.services import create_new_order
+from firestore_outbox.example.uow import OrderUnitOfWork
+from firestore_outbox.idempotency import (
+    CLAIM,
+    Answer,
+    Claim,
+    IdempotencyMiddleware,
+    KeyRegistry,
+    LockLost,
+    problem,
+    record_answer,
+    server_span,
+)
+from firestore_outbox.producer import bounded_retry, checked_id
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, CollectionReference
 
-    from firestore_outbox.config.settings import Settings
-    from firestore_outbox.idempotency.config import IdempotencyConfig
+    from firestore_outbox.idempotency import IdempotencyConfig
+    from firestore_outbox.producer import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +112,7 @@ def _post_order(
         return problem(400, "invalid-order", "Invalid order", "the body must be a JSON object")
     claim: Claim | None = environ.get(CLAIM)
     try:
-        with FirestoreUnitOfWork(db, settings) as uow:
+        with OrderUnitOfWork(db, settings) as uow:
             customer: Any = request.get("customerId")
             items: Any = request.get("items")
             order_id = create_new_order(customer, items, uow)
@@ -141,7 +145,9 @@ def _post_order(
 
 
 def _get_order(orders: CollectionReference, order_id: str, timeout: float) -> Answer:
-    if check_document_id(order_id):
+    try:
+        checked_id(order_id, "order id")
+    except InvalidInput:
         return problem(404, "order-not-found", "Order not found", "no such order")
     try:
         snapshot = orders.document(order_id).get(retry=bounded_retry(timeout), timeout=timeout)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import os
 import secrets
 import uuid
 from collections.abc import Iterator
@@ -15,16 +14,17 @@ from typing import Any
 import requests
 from google.cloud.firestore import FieldFilter
 
-from app.demo_fast_path import show_fast_path
-from app.order_counter import OrderCounter, ReceiverConfig
-from app.services import create_new_order
-from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
-from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.consumer import Receiver, ReceiverConfig
 from firestore_outbox.errors import OutboxError
+from firestore_outbox.example.demo_fast_path import show_fast_path
+from firestore_outbox.example.order_counter import OrderCounter
+from firestore_outbox.example.services import create_new_order
+from firestore_outbox.example.uow import OrderUnitOfWork
 from firestore_outbox.fields import AGGREGATE_ID
-from firestore_outbox.firestore.client import EMULATOR_DEFAULT_PROJECT, get_db_client
-from firestore_outbox.testing.emulator import FirestoreEmulator
+from firestore_outbox.function_compute import RelayFunction
+from firestore_outbox.producer import Settings, get_db_client
+from firestore_outbox.relay import Configuration
+from firestore_outbox.testing import EMULATOR_DEFAULT_PROJECT, FirestoreEmulator
 
 
 def run_demo(settings: Settings) -> int:
@@ -55,15 +55,15 @@ def run_demo(settings: Settings) -> int:
         ]
 
         print("\n1. An order and its OrderCreated event, committed in one batch:")
-        with FirestoreUnitOfWork(db, settings, nudger=False) as uow:
+        with OrderUnitOfWork(db, settings, nudger=False) as uow:
             first = create_new_order("customer-7", items, uow)
         print(f"   order {first}")
 
         print("\n2. With an idempotency key, then the same call again (a client retry):")
         key = f"checkout-7-{run_id}"
-        with FirestoreUnitOfWork(db, settings, nudger=False) as uow:
+        with OrderUnitOfWork(db, settings, nudger=False) as uow:
             second = create_new_order("customer-7", items[:1], uow, idempotency_key=key)
-        with FirestoreUnitOfWork(db, settings, nudger=False) as retry:
+        with OrderUnitOfWork(db, settings, nudger=False) as retry:
             again = create_new_order("customer-7", items[:1], retry, idempotency_key=key)
         print(f"   first call: order {second}; retry: order {again}, replayed={retry.replayed}")
 
@@ -79,7 +79,18 @@ def run_demo(settings: Settings) -> int:
             f"\n5. The relay, run as the Function Compute timer would, POSTs signed events to "
             f"the reference receiver at {downstream.url}"
         )
-        summary = _invoke_relay_handler(settings, downstream.url, signing_secret)
+        # The relay's own configuration, as Function Compute would give it in the environment.
+        relay_environ = {
+            "FIRESTORE_EMULATOR_HOST": str(settings.emulator_host),
+            "FIRESTORE_PROJECT_ID": settings.project_id or EMULATOR_DEFAULT_PROJECT,
+            "DOWNSTREAM_SERVICE_URL": downstream.url,
+            "RELAY_SIGNING_SECRET": signing_secret,
+            "ORDERS_COLLECTION": settings.orders_collection,
+            "OUTBOX_COLLECTION": settings.outbox_collection,
+            "LOG_LEVEL": settings.log_level,
+        }
+        relay = RelayFunction(lambda: Configuration.load(relay_environ))
+        summary = _invoke(relay)
         print(
             f"   summary: status={summary['status']} processed={summary['processed']} "
             f"failed={summary['failed']} retried={summary['retried']} "
@@ -99,10 +110,10 @@ def run_demo(settings: Settings) -> int:
         print("\n6. After delivery:")
         for order_id in (first, second):
             _show_order(db, settings, order_id)
-        rerun = _invoke_relay_handler(settings, downstream.url, signing_secret)
+        rerun = _invoke(relay)
         print(f"   the next timer run finds nothing due: processed={rerun['processed']}")
         _show_consumer(db, downstream, receiver_config.counts_collection)
-        fast = show_fast_path(db, settings, downstream)
+        fast = show_fast_path(db, settings, downstream, relay_environ)
     if summary["status"] != "ok" or summary["processed"] != 2:
         print(f"error: the relay did not deliver both events: {summary}")
         return 1
@@ -123,24 +134,12 @@ def _on_emulator(settings: Settings) -> Iterator[Settings]:
         yield dataclasses.replace(settings, emulator_host=emulator.host_port)
 
 
-def _invoke_relay_handler(settings: Settings, url: str, signing_secret: str) -> dict[str, Any]:
-    # Imported here: the adapter lives outside `app`, which must not depend on it at import.
-    from function_compute.relay_handler import handler
-
-    # The handler reads its configuration from the environment, as on Function Compute.
-    os.environ.update(
-        FIRESTORE_EMULATOR_HOST=str(settings.emulator_host),
-        FIRESTORE_PROJECT_ID=settings.project_id or EMULATOR_DEFAULT_PROJECT,
-        DOWNSTREAM_SERVICE_URL=url,
-        RELAY_SIGNING_SECRET=signing_secret,
-        ORDERS_COLLECTION=settings.orders_collection,
-        OUTBOX_COLLECTION=settings.outbox_collection,
-        LOG_LEVEL=settings.log_level,
-    )
+def _invoke(relay: RelayFunction) -> dict[str, Any]:
+    """One timer invocation of the relay's Function Compute handler."""
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     event = f'{{"triggerTime": "{now}", "triggerName": "relay-timer", "payload": ""}}'
     context = SimpleNamespace(request_id=str(uuid.uuid4()), function=SimpleNamespace(timeout=60))
-    result: dict[str, Any] = handler(event.encode(), context)
+    result: dict[str, Any] = relay.handler(event.encode(), context)
     return result
 
 
@@ -164,7 +163,7 @@ def _show_rejection(
     db: Any, settings: Settings, customer: str, items: list[dict[str, Any]], key: str | None = None
 ) -> None:
     try:
-        with FirestoreUnitOfWork(db, settings, nudger=False) as uow:
+        with OrderUnitOfWork(db, settings, nudger=False) as uow:
             create_new_order(customer, items, uow, idempotency_key=key)
     except OutboxError as exc:
         print(f"   {type(exc).__name__}: {exc}")

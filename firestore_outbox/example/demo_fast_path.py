@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from app.services import create_new_order
-from app.uow import FirestoreUnitOfWork
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
-from firestore_outbox.nudge import nudger_for
+from firestore_outbox.consumer import Answer, Received, Receiver
+from firestore_outbox.example.services import create_new_order
+from firestore_outbox.example.uow import OrderUnitOfWork
+from firestore_outbox.producer import nudger_for
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.producer import Settings
 
 
-def show_fast_path(db: Client, settings: Settings, downstream: Receiver) -> float | None:
-    """Commit one order with `OUTBOX_NUDGE=process` (the relay's settings of step 5, from
-    this process's environment) and print its commit-to-delivery time; None if not
+def show_fast_path(
+    db: Client, settings: Settings, downstream: Receiver, relay_environ: Mapping[str, str]
+) -> float | None:
+    """Commit one order with `OUTBOX_NUDGE=process` (the relay's settings of step 5,
+    `relay_environ`) and print its commit-to-delivery time; None if not
     delivered within 30 s."""
     print("\n8. The fast path: one more order, and a nudge instead of the timer")
     print("   (OUTBOX_NUDGE=process: the nudged partition is drained in this process)")
@@ -33,11 +35,11 @@ def show_fast_path(db: Client, settings: Settings, downstream: Receiver) -> floa
         return reply
 
     downstream.respond = timed
-    nudger = nudger_for(db, settings, {**os.environ, "OUTBOX_NUDGE": "process"})
+    nudger = nudger_for(db, settings, {**relay_environ, "OUTBOX_NUDGE": "process"})
     if nudger is None:
         print("   the nudge could not be configured (see the log)")
         return None
-    with FirestoreUnitOfWork(db, settings, nudger=nudger) as uow:
+    with OrderUnitOfWork(db, settings, nudger=nudger) as uow:
         order_id = create_new_order("customer-8", [{"productId": "sku-mug", "quantity": 3}], uow)
     committed = time.monotonic()
     delivered = arrived.wait(30)

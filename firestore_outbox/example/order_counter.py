@@ -8,8 +8,9 @@ a parked one, 503/500 (the relay retries) when it could not finish. docs/consumi
 reference receiver" has the full table.
 
 Its effect is `orders` incremented by one in `RECEIVER_COUNTS_COLLECTION/{customerId}`. Its
-settings are `firestore_outbox.consumer.receiver_settings`'s; reading a delivery and forming
-answers, `firestore_outbox.consumer.wire`'s.
+settings are `firestore_outbox.consumer.ReceiverConfig`; reading a delivery and forming
+answers, `read_delivery`, `to_cloudevent`, `refused_answer` and `json_answer` of the same module:
+it uses only the library's public names, as a consumer of your own would.
 """
 
 from __future__ import annotations
@@ -21,31 +22,29 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from firestore_outbox.consumer import wire
-from firestore_outbox.consumer.events import ReceivedEvent
-from firestore_outbox.consumer.inbox import Inbox, Verdict
-from firestore_outbox.consumer.metrics import record_consumed
-from firestore_outbox.consumer.receiver import Answer, Received
-from firestore_outbox.consumer.receiver_settings import (
-    DEFAULT_CONSUMER,
-    DEFAULT_COUNTS_COLLECTION,
+from firestore_outbox.consumer import (
+    Answer,
+    DeliveryRefused,
+    Inbox,
+    Received,
+    ReceivedEvent,
     ReceiverConfig,
-    load_receiver_config,
+    Verdict,
+    json_answer,
+    log_event,
+    process_span,
+    read_delivery,
+    record_answer,
+    record_consumed,
+    refused_answer,
+    to_cloudevent,
 )
-from firestore_outbox.firestore.limits import check_document_id
-from firestore_outbox.observability.logs import log_event
-from firestore_outbox.observability.tracing import process_span, record_answer
+from firestore_outbox.producer import checked_id
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, WriteBatch
 
-__all__ = [
-    "DEFAULT_CONSUMER",
-    "DEFAULT_COUNTS_COLLECTION",
-    "OrderCounter",
-    "ReceiverConfig",
-    "load_receiver_config",
-]
+__all__ = ["OrderCounter"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,9 +64,9 @@ class OrderCounter:
 
     def __call__(self, request: Received) -> Answer:
         try:
-            received = wire.read_delivery(request, self._config)
-        except wire.Refused as refused:
-            return self._counted(wire.refusal(refused))
+            received = read_delivery(request, self._config)
+        except DeliveryRefused as refused:
+            return self._counted(refused_answer(refused))
         # The relay's publish span continues here: one trace from the commit to the count.
         with process_span(
             received.trace, consumer=self._config.consumer, event_id=received.attributes.get("id")
@@ -77,29 +76,29 @@ class OrderCounter:
         return self._counted(answer)
 
     def _counted(self, answer: Answer) -> Answer:
-        # Every answer is `wire.answer`'s JSON: its `status` is the verdict (or why not).
+        # Every answer is `json_answer`'s JSON: its `status` is the verdict (or why not).
         record_consumed(self._config.consumer, json.loads(answer.body)["status"])
         return answer
 
     def _apply(self, received: ReceivedEvent) -> Answer:
         try:
-            event = wire.to_cloudevent(received)
+            event = to_cloudevent(received)
             customer = _customer_of(event) if event.get_type() == "OrderCreated" else None
             if customer is None:
-                return wire.answer(200, "ignored", event.get_id())
+                return json_answer(200, "ignored", event.get_id())
             # Counting only writes: the batch path, which locks nothing a killed receiver
             # could leave locked for a minute (`firestore_outbox.consumer.inbox.batched`).
             result = self.inbox.process_in_batch(
                 event.get_source(), event.get_id(), lambda batch: self._count(batch, customer)
             )
-        except wire.Refused as refused:
-            return wire.refusal(refused)
+        except DeliveryRefused as refused:
+            return refused_answer(refused)
         except google_exceptions.GoogleAPIError as exc:
             log_event(logger, logging.ERROR, "receiver.firestore", f"Firestore failed: {exc}")
-            return wire.answer(503, "unavailable", None, "Firestore unavailable", retry_after=1)
+            return json_answer(503, "unavailable", None, "Firestore unavailable", retry_after=1)
         except Exception as exc:  # a retry may succeed; the relay's attempts bound it
             log_event(logger, logging.ERROR, "receiver.failed", "delivery failed", exc_info=True)
-            return wire.answer(500, "failed", None, f"{type(exc).__name__}: {exc}")
+            return json_answer(500, "failed", None, f"{type(exc).__name__}: {exc}")
         verdict, event_id = result.verdict, event.get_id()
         log_event(
             logger,
@@ -111,10 +110,10 @@ class OrderCounter:
             attempts=result.attempts,
         )
         if verdict is Verdict.IN_PROGRESS:
-            return wire.answer(503, verdict.value, event_id, retry_after=result.retry_after or 1)
+            return json_answer(503, verdict.value, event_id, retry_after=result.retry_after or 1)
         if verdict is Verdict.PARKED:
-            return wire.answer(422, verdict.value, event_id)
-        return wire.answer(200, verdict.value, event_id)
+            return json_answer(422, verdict.value, event_id)
+        return json_answer(200, verdict.value, event_id)
 
     def _count(self, batch: WriteBatch, customer: str) -> None:
         fields = {
@@ -128,6 +127,9 @@ class OrderCounter:
 def _customer_of(event: Any) -> str:
     data = event.get_data()
     customer = data.get("customerId") if isinstance(data, dict) else None
-    if not isinstance(customer, str) or check_document_id(customer):
-        raise wire.Refused(422, "OrderCreated without a usable customerId")
-    return customer
+    if not isinstance(customer, str):
+        raise DeliveryRefused(422, "OrderCreated without a usable customerId")
+    try:
+        return checked_id(customer, "customerId")
+    except ValueError:
+        raise DeliveryRefused(422, "OrderCreated without a usable customerId") from None

@@ -11,10 +11,7 @@ from typing import Any
 
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.fields import AGGREGATE_ID, AGGREGATE_TYPE, EVENT_TYPE, PAYLOAD
-
-# Defined beside the fields now; still importable from here, as code and tests did.
-from firestore_outbox.fields import EventStatus as EventStatus
-from firestore_outbox.firestore.limits import json_value_problem, label_problem
+from firestore_outbox.producer import json_value_problem, label_problem
 
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 ORDER_CREATED = "OrderCreated"

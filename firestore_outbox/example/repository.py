@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.domain import REQUEST_HASH_FIELD
-from firestore_outbox.producer.repository import (
+from firestore_outbox.example.orders import REQUEST_HASH_FIELD
+from firestore_outbox.producer import (
+    FirestoreUnitOfWork,
     OutboxRepository,
     Repository,
-    UnitOfWork,
     checked_id,
 )
 
@@ -25,7 +25,7 @@ class OrderRepository(Repository):
     def add(
         self,
         order_data: Mapping[str, Any],
-        uow: UnitOfWork | None = None,
+        uow: FirestoreUnitOfWork | None = None,
         *,
         order_id: str | None = None,
     ) -> str:

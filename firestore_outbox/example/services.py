@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import SERVER_TIMESTAMP
 
-from app.domain import NewOrder
+from firestore_outbox.example.orders import NewOrder
 
 if TYPE_CHECKING:
-    from app.uow import FirestoreUnitOfWork
+    from firestore_outbox.example.uow import OrderUnitOfWork
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 def create_new_order(
     customer_id: str,
     items: Sequence[Mapping[str, Any]],
-    uow: FirestoreUnitOfWork,
+    uow: OrderUnitOfWork,
     *,
     idempotency_key: str | None = None,
 ) -> str:

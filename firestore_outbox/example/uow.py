@@ -1,37 +1,25 @@
-"""`FirestoreUnitOfWork`: the library's unit of work with the order repository beside the
+"""`OrderUnitOfWork`: the library's unit of work with the order repository beside the
 outbox's, so application code writes `uow.orders.add(...)` and `uow.outbox.add(...)`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from app.repository import OrderRepository
-from firestore_outbox.config.settings import Settings, default_settings
-from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
-from firestore_outbox.producer.uow import FirestoreUnitOfWork as _LibraryUnitOfWork
+from firestore_outbox.example.repository import OrderRepository
+from firestore_outbox.producer import FirestoreUnitOfWork
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.nudge import Nudger
+    from firestore_outbox.producer import Settings
 
-__all__ = ["FirestoreUnitOfWork"]
+__all__ = ["OrderUnitOfWork"]
 
 
-class FirestoreUnitOfWork(_LibraryUnitOfWork):
-    """`firestore_outbox.FirestoreUnitOfWork` plus `uow.orders` (`ORDERS_COLLECTION`)."""
+class OrderUnitOfWork(FirestoreUnitOfWork):
+    """`firestore_outbox.FirestoreUnitOfWork` plus `uow.orders` (`ORDERS_COLLECTION`); the
+    keyword options are the library's (`max_writes`, `max_batch_bytes`, `nudger`)."""
 
-    def __init__(
-        self,
-        db: Client,
-        settings: Settings | None = None,
-        *,
-        max_writes: int = MAX_WRITES_PER_BATCH,
-        max_batch_bytes: int | None = None,
-        nudger: Nudger | bool = True,
-    ) -> None:
-        settings = settings or default_settings()
-        super().__init__(
-            db, settings, max_writes=max_writes, max_batch_bytes=max_batch_bytes, nudger=nudger
-        )
-        self.orders = OrderRepository(db, settings.orders_collection, uow=self)
+    def __init__(self, db: Client, settings: Settings | None = None, **options: Any) -> None:
+        super().__init__(db, settings, **options)
+        self.orders = OrderRepository(db, self.settings.orders_collection, uow=self)

@@ -85,6 +85,11 @@ class FirestoreUnitOfWork:
         # True: the process's nudger for OUTBOX_NUDGE (firestore_outbox.nudge); False: none.
         self._nudger = nudger
 
+    @property
+    def settings(self) -> Settings:
+        """The settings this unit of work writes by (collections, Firestore timeout)."""
+        return self._settings
+
     def __enter__(self: _Self) -> _Self:
         self._ensure_open()
         return self

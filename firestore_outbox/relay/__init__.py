@@ -1,8 +1,19 @@
-"""The relay core: lease due outbox events, publish them, settle them. No I/O at import.
+"""Running the relay: lease due outbox events, publish them, settle them. No I/O at import.
 
-The names below are loaded on first use (PEP 562): importing any module of the relay runs
-this file first, and an eager import of the core here would make every module the core
-imports (the publishers among them) import the core back.
+    from firestore_outbox.relay import Configuration, Relay
+
+    configuration = Configuration.load()                # the environment, read once
+    relay = Relay(db, configuration.settings, configuration.relay())
+    summary = relay.run(time_budget=50)
+
+`RelayConfig` can also be built directly (with a publisher's settings: `HttpSettings`,
+`Fc3Settings`, ...); `Publisher` and its `Delivery` / `PublishResult` / `Outcome` are what a
+publisher of your own implements. On Function Compute, deploy
+`firestore_outbox.function_compute`'s handler instead of writing one.
+
+The names load on first use (PEP 562): importing any module of the relay runs this file
+first, and an eager import of the core here would make every module the core imports (the
+publishers among them) import the core back.
 """
 
 from __future__ import annotations
@@ -12,29 +23,45 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from firestore_outbox.config.loader import Configuration
+    from firestore_outbox.publishers.amqp.settings import AmqpSettings
     from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
+    from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
+    from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
+    from firestore_outbox.publishers.http.settings import HttpSettings
+    from firestore_outbox.publishers.mns.settings import MnsSettings
+    from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
+    from firestore_outbox.publishers.settings import AccessKeySettings
     from firestore_outbox.relay.config import RelayConfig, load_relay_config
     from firestore_outbox.relay.core import Relay
-
-_LAZY = {
-    "Delivery": "firestore_outbox.publishers.base",
-    "Outcome": "firestore_outbox.publishers.base",
-    "PublishResult": "firestore_outbox.publishers.base",
-    "Publisher": "firestore_outbox.publishers.base",
-    "Relay": "firestore_outbox.relay.core",
-    "RelayConfig": "firestore_outbox.relay.config",
-    "load_relay_config": "firestore_outbox.relay.config",
-}
+    from firestore_outbox.relay.fan_out import FanOutSettings
+    from firestore_outbox.relay.partitioned.settings import PartitionSettings
+    from firestore_outbox.relay.ramp import RampSettings
+    from firestore_outbox.relay.summary import RunStatus, RunSummary, StopReason
 
 __all__ = [
+    "AccessKeySettings",
+    "AmqpSettings",
+    "Configuration",
     "Delivery",
+    "EventBridgeSettings",
+    "FanOutSettings",
+    "Fc3Settings",
+    "FcSettings",
+    "HttpSettings",
+    "MnsSettings",
     "Outcome",
+    "PartitionSettings",
     "PublishResult",
     "Publisher",
+    "RampSettings",
     "Relay",
     "RelayConfig",
+    "RocketMqSettings",
+    "RunStatus",
+    "RunSummary",
+    "StopReason",
     "load_relay_config",
 ]
 
-
-__getattr__ = lazy_exports(__name__, _LAZY)
+__getattr__ = lazy_exports(__name__)

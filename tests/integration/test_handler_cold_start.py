@@ -12,8 +12,7 @@ import pytest
 
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
-from function_compute import relay_handler
-from function_compute.relay_handler import handler, initialize
+from firestore_outbox.function_compute import RelayFunction
 from tests.fc_invocation import (
     TIMER_EVENT,
     clean_environment,  # noqa: F401  (the `environment` fixture)
@@ -54,13 +53,14 @@ def test_initialize_warms_the_relay_and_never_raises_on_bad_configuration(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    function = RelayFunction()
     with caplog.at_level(logging.ERROR):
-        initialize(fc_context())  # nothing configured yet
+        function.initialize(fc_context())  # nothing configured yet
     assert "DOWNSTREAM_SERVICE_URL" in caplog.text
 
     use(monkeypatch, relay_environment(settings, receiver.url))
-    initialize(fc_context())
-    warmed = relay_handler._cached
+    function.initialize(fc_context())
+    warmed = function.relay
     assert warmed is not None
-    handler(TIMER_EVENT, fc_context())
-    assert relay_handler._cached is warmed  # the same client and session are reused
+    function.handler(TIMER_EVENT, fc_context())
+    assert function.relay is warmed  # the same client and session are reused

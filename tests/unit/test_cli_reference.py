@@ -1,5 +1,5 @@
-"""`outbox api`, `demo` and `receiver` name the reference application by an import string,
-found in the current directory as uvicorn does; the library itself never imports `app`."""
+"""`outbox api` and `receiver` name an application by an import string, found in the current
+directory as uvicorn does; without one they serve the example that ships with the library."""
 
 from __future__ import annotations
 
@@ -27,11 +27,20 @@ def test_a_malformed_target_names_the_option(spec: str) -> None:
         load(spec, "--app")
 
 
-def test_a_missing_module_says_where_the_reference_application_lives(
+def test_a_missing_module_says_what_to_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ConfigError, match="run this from the root of a checkout, or name your"):
+    with pytest.raises(ConfigError, match="Pass --app MODULE:ATTRIBUTE naming a module that is"):
         load("no_such_package_here.api:make_api", "--app")
     with pytest.raises(ConfigError, match="has no 'nope'"):
         load("firestore_outbox.errors:nope", "--app")
+
+
+def test_the_defaults_are_the_example_that_ships_with_the_library() -> None:
+    from firestore_outbox.cli.api import DEFAULT_APP
+    from firestore_outbox.cli.receiver import DEFAULT_CONSUMER
+    from firestore_outbox.example import OrderCounter, make_api
+
+    assert not DEFAULT_APP.startswith("app.") and load(DEFAULT_APP, "--app") is make_api
+    assert load(DEFAULT_CONSUMER, "--consumer") is OrderCounter

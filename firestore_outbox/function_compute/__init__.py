@@ -1,0 +1,28 @@
+"""Deploying on Alibaba Cloud Function Compute: the relay's timer handler and an HTTP-trigger
+adapter for a WSGI app, from any repository.
+
+    # s.yaml of your own: handler: index.handler, initializer: index.initialize
+    # index.py:
+    from firestore_outbox.function_compute import handler, initialize
+
+`handler(event, context)` drains due events (a timer's event, a producer's nudge or a fan-out
+invocation's) and returns the run's summary; `initialize(context)` warms the client before the
+first event. Both read the configuration when they run, never at import. `RelayFunction` makes
+another such pair (its own cached relay); `HttpFunction(make_app)` serves a WSGI app of yours
+(built on first request by `make_app(db, settings, idempotency_config)`) behind an HTTP
+trigger. Names load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from firestore_outbox._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from firestore_outbox.function_compute.http_trigger import HttpFunction
+    from firestore_outbox.function_compute.relay import RelayFunction, handler, initialize
+
+__all__ = ["HttpFunction", "RelayFunction", "handler", "initialize"]
+
+__getattr__ = lazy_exports(__name__)

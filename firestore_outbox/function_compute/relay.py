@@ -1,0 +1,192 @@
+"""The relay as a timer-triggered Function Compute function: `handler` and `initialize`.
+
+Both read the configuration when they run, never at import, so a missing variable is
+reported by each invocation instead of crashing every cold start. The relay is built once
+per instance and reused while the configuration holds (a warm instance keeps its Firestore
+client, its HTTP connections and its lease-mode record).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.settings import Settings
+from firestore_outbox.errors import ConfigError, OutboxError
+from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.nudge import hand_off_for
+from firestore_outbox.nudge.wire import nudged_partitions
+from firestore_outbox.observability.logs import configure_logging, log_event
+from firestore_outbox.observability.metrics import BacklogGauges
+from firestore_outbox.observability.telemetry import configure_telemetry, flush
+from firestore_outbox.ops.status import backlog_reader
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.relay.core import Relay
+from firestore_outbox.relay.fan_out import is_fan_out
+
+__all__ = ["RelayFunction", "handler", "initialize"]
+
+logger = logging.getLogger("firestore_outbox.relay")
+
+# The wait for a hand-off nudge to be sent (each nudge is bounded by its own 2 s timeout).
+HAND_OFF_WAIT_SECONDS = 3.0
+_gauges: list[BacklogGauges] = []  # the backlog gauges, registered once per process
+_gauges_lock = threading.Lock()
+
+
+class RelayFunction:
+    """A Function Compute relay function: `handler(event, context)` and `initialize(context)`,
+    with the relay they share on a warm instance. `load` reads the configuration (default:
+    the environment over `./.env`, once per invocation)."""
+
+    def __init__(self, load: Callable[[], Configuration] = Configuration.load) -> None:
+        self._load = load
+        self._lock = threading.Lock()
+        self._cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
+        # What the backlog gauges read: the current configuration's outbox.
+        self._backlog: list[Callable[[], tuple[dict[str, int], float | None]]] = []
+
+    @property
+    def relay(self) -> Relay | None:
+        """The relay a warm instance reuses; None before the first (configured) invocation."""
+        return None if self._cached is None else self._cached[1]
+
+    def initialize(self, context: Any) -> None:
+        """Warm the Firestore client and the HTTP session before the first timer fires."""
+        configuration = self._load()
+        with configuration.in_use():
+            configure_logging(configuration.secrets())
+            try:
+                self._relay(configuration)
+            except OutboxError as exc:  # each invocation reports it again
+                log_event(
+                    logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}"
+                )
+
+    def handler(self, event: bytes | str | dict[str, Any] | None, context: Any) -> dict[str, Any]:
+        """Drain due outbox events; return (and log) the summary of this invocation."""
+        # Every invocation reads the configuration once (the environment and ./.env): the
+        # secrets to mask may have changed with it.
+        configuration = self._load()
+        with configuration.in_use():
+            try:
+                return self._invoke(event, context, configuration)
+            finally:
+                # Function Compute may freeze the instance once the handler returns: what the
+                # exporters hold must be sent now, not by a background thread that never wakes.
+                flush()
+
+    def _invoke(self, event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
+        started = time.monotonic()
+        configure_logging(configuration.secrets())
+        try:
+            exporting = configure_telemetry()
+        except ConfigError as exc:  # delivering matters more than tracing it: say so, go on
+            exporting = False
+            log_event(logger, logging.ERROR, "relay.telemetry_not_configured", str(exc))
+        trigger = _trigger(event)
+        request_id = getattr(context, "request_id", None)
+        try:
+            relay = self._relay(configuration)
+            if exporting:
+                self._register_gauges()
+        except OutboxError as exc:
+            summary: dict[str, Any] = {
+                "status": "error",
+                "error": str(exc),
+                **dict.fromkeys(("processed", "failed", "retried", "reclaimed"), 0),
+                "durationMs": round((time.monotonic() - started) * 1000),
+            }
+            log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
+        else:
+            nudged = nudged_partitions(trigger)  # a producer's nudge: its partitions only
+            # What a nudged run's re-check finds goes to a new invocation (a nudge).
+            hand_off = (
+                hand_off_for(relay.db, configuration.settings) if nudged is not None else None
+            )
+            summary = relay.run(
+                time_budget=_time_budget(context, relay.config),
+                instance_id=request_id,
+                fan_out=not is_fan_out(trigger) and nudged is None,  # neither starts more
+                partitions=nudged,
+                hand_off=None if hand_off is None else hand_off.nudge,
+            ).to_json()
+            if nudged is not None:
+                summary["nudged"] = nudged
+            if summary.get("handedOff") and hand_off is not None:
+                # sent before the handler returns: Function Compute may freeze the instance then
+                hand_off.wait_idle(HAND_OFF_WAIT_SECONDS)
+        summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
+        log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
+        return summary
+
+    def _relay(self, configuration: Configuration) -> Relay:
+        """The relay for the current configuration, built once and reused while it holds.
+
+        When the configuration changes, the old relay's publisher is closed: its keep-alive
+        connections (to a downstream that may now be the wrong one, with old credentials) are
+        not left to the garbage collector. An invocation still running on it (instance
+        concurrency) is not disturbed: a request in flight finishes, its connection closes after.
+        """
+        settings, config = configuration.settings, configuration.relay()
+        with self._lock:
+            if self._cached is None or self._cached[0] != (settings, config):
+                logging.getLogger().setLevel(settings.log_level)
+                db = get_db_client(settings)
+                relay = Relay(db, settings, config)
+                stale, self._cached = self._cached, ((settings, config), relay)
+                self._backlog[:] = [
+                    backlog_reader(
+                        db,
+                        settings.outbox_collection,
+                        lock_timeout_seconds=config.lock_timeout_seconds,
+                        timeout=settings.firestore_timeout_seconds,
+                    )
+                ]
+                if stale is not None:
+                    stale[1].close()
+            return self._cached[1]
+
+    def _register_gauges(self) -> None:
+        """The backlog gauges, once per process. Their callbacks run only when the metrics are
+        collected (the flush before the handler returns, or the export interval), never during
+        the run: one reading (six aggregation queries within the Firestore deadline) per
+        collection; a reading that fails or runs out of time is a gap in the series."""
+        with _gauges_lock:
+            if not _gauges:
+                _gauges.append(BacklogGauges(lambda: self._backlog[0]()))
+
+
+def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:
+    """The timer event (`triggerTime`, `triggerName`, `payload`); the relay needs none of it."""
+    if isinstance(event, dict):
+        return event
+    if isinstance(event, bytes):
+        event = event.decode("utf-8", "replace")
+    if not event or not event.strip():
+        return {}
+    try:
+        parsed = json.loads(event)
+    except ValueError:
+        logger.warning("ignoring an event that is not JSON (%d characters)", len(event))
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _time_budget(context: Any, config: RelayConfig) -> float | None:
+    """Seconds this invocation may spend: the function's timeout less room for the last
+    Firestore write, when Function Compute tells us the timeout."""
+    timeout = getattr(getattr(context, "function", None), "timeout", None)
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        return max(0.0, float(timeout) - config.firestore_timeout_seconds - 1.0)
+    return None
+
+
+_default = RelayFunction()
+handler = _default.handler
+initialize = _default.initialize
