@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "BatchTooLarge",
+    "CommitFailed",
+    "CommitOutcomeUnknown",
+    "ConfigError",
+    "DocumentAlreadyExists",
+    "DocumentTooLarge",
+    "IdempotencyConflict",
+    "InvalidInput",
+    "OutboxError",
+    "UnitOfWorkClosed",
+]
+
 
 class OutboxError(Exception):
     """Base class of every error this library raises on purpose."""

@@ -6,7 +6,7 @@
 
 The `otel` extra (OpenTelemetry's SDK and OTLP exporter) is added without being named when
 the build's environment asks for OTLP export, by the rule the relay itself follows
-(`firestore_outbox/observability/otlp_settings.py`: an OTLP endpoint set, its exporter not `none`,
+(`Configuration.otlp_signals`: an OTLP endpoint set, its exporter not `none`,
 the SDK not disabled). `s deploy` runs the build with its own environment, `.env` included, so
 setting the OTEL_* variables there (and uncommenting them in s.yaml) is all the function needs to
 export.
@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping
 from email.parser import Parser
 from pathlib import Path
 
-from firestore_outbox.observability.otlp_settings import otlp_signals
+from firestore_outbox import Configuration
 
 ROOT = Path(__file__).resolve().parents[1]
 # The library comes from the project's wheel (what `pip install` gets); the reference
@@ -64,11 +64,12 @@ BASE_EXTRAS = ("fc", "crypto")
 # without them and checks they are absent).
 LEFT_OUT = (
     "firestore_outbox/cli/",
-    "app/demo.py",
+    "firestore_outbox/example/demo",
     "firestore_outbox/testing/",
     "firestore_outbox/consumer/receiver.py",
     "firestore_outbox/idempotency/limits.py",
     "app/order_counter.py",
+    "firestore_outbox/example/order_counter.py",
     "firestore_outbox/consumer/wire.py",
     "firestore_outbox/consumer/receiver_settings.py",
     "function_compute/build.py",
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
 def extras_for(named: Iterable[str], environ: Mapping[str, str]) -> tuple[str, ...]:
     """The base extras, the ones `named`, and `otel` when `environ` asks for OTLP export;
     each once."""
-    otel = (OTLP_EXTRA,) if otlp_signals(environ) else ()
+    otel = (OTLP_EXTRA,) if Configuration.load(environ).otlp_signals() else ()
     return tuple(dict.fromkeys((*BASE_EXTRAS, *named, *otel)))
 
 

@@ -26,22 +26,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from firestore_outbox.config.loader import Configuration
-from firestore_outbox.observability.logs import SECRET_LIST_VARIABLES, SECRET_VARIABLES
-from firestore_outbox.observability.masking import masker
-from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS
+from firestore_outbox import Configuration
 
 # Function Compute refuses a function whose environment variables exceed this in all.
 FC_ENVIRONMENT_LIMIT_BYTES = 4096
-# The OTLP headers hold an SLS AccessKey secret or an ARMS token, ARMS' OTLP endpoints a token
-# in their path, the AMQP broker URL its password.
-HIDDEN_VARIABLES = (
-    *SECRET_VARIABLES,
-    *SECRET_LIST_VARIABLES,
-    "OTEL_EXPORTER_OTLP_HEADERS",
-    *OTLP_ENDPOINTS,
-    "RELAY_AMQP_URL",
-)
+# Every variable that is or carries a secret (the library's list).
+HIDDEN_VARIABLES = Configuration.SECRET_VARIABLES
 
 
 class PreviewFailed(Exception):
@@ -58,7 +48,7 @@ def render(
     """`template` as `s preview -o json` renders it with the secrets hidden, and the size of
     each function's environment variables at their real lengths (bytes, names included)."""
     config = Configuration.load(environ)
-    mask = masker(config.secrets())
+    mask = config.mask
     hidden = {name: environ[name] for name in HIDDEN_VARIABLES if environ.get(name)}
     child = {**environ, **{name: placeholder(value) for name, value in hidden.items()}}
     if child.get("DOWNSTREAM_SERVICE_URL"):

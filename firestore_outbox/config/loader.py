@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from firestore_outbox.config.settings import (
     Settings,
@@ -38,7 +38,13 @@ from firestore_outbox.config.settings import (
     load_settings,
     read_environment,
 )
-from firestore_outbox.observability.logs import configured_secrets
+from firestore_outbox.observability.logs import (
+    SECRET_LIST_VARIABLES,
+    SECRET_VARIABLES,
+    configured_secrets,
+)
+from firestore_outbox.observability.masking import masker
+from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS, otlp_signals
 from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
 
 if TYPE_CHECKING:
@@ -53,6 +59,17 @@ class Configuration:
     """One snapshot of the variables and what is built from it; see the module docstring."""
 
     environ: Mapping[str, str]
+
+    # Every variable whose value is a secret or carries one: the OTLP headers hold an SLS
+    # AccessKey secret or an ARMS token, ARMS' OTLP endpoints a token in their path, the AMQP
+    # broker URL its password.
+    SECRET_VARIABLES: ClassVar[tuple[str, ...]] = (
+        *SECRET_VARIABLES,
+        *SECRET_LIST_VARIABLES,
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        *OTLP_ENDPOINTS,
+        "RELAY_AMQP_URL",
+    )
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None) -> Configuration:
@@ -98,3 +115,11 @@ class Configuration:
     def secrets(self) -> list[str]:
         """Every configured secret, for masking logs and error lines."""
         return configured_secrets(self.environ)
+
+    def mask(self, text: str) -> str:
+        """`text` with every spelling of every configured secret hidden."""
+        return masker(self.secrets())(text)
+
+    def otlp_signals(self) -> tuple[str, ...]:
+        """The signals (`TRACES`, `METRICS`) these variables ask to export over OTLP."""
+        return otlp_signals(self.environ)

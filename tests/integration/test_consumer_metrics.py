@@ -9,9 +9,9 @@ import time
 from typing import Any
 
 import pytest
-from app.api import make_api
 from google.cloud import firestore
 
+from app.api import make_api
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.inbox import Inbox, Verdict
 from firestore_outbox.idempotency.config import IdempotencyConfig

@@ -8,9 +8,9 @@ import json
 from collections import Counter
 from typing import Any
 
-from app.api import make_api
 from google.cloud import firestore
 
+from app.api import make_api
 from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.idempotency.config import IdempotencyConfig

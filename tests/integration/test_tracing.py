@@ -10,11 +10,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from app.api import make_orders_app
 from google.cloud import firestore
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
+from app.api import make_orders_app
 from app.order_counter import OrderCounter, ReceiverConfig
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork

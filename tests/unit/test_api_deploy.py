@@ -18,8 +18,8 @@ def test_the_api_function_names_real_entry_points_and_an_http_trigger() -> None:
     assert "handler: function_compute/api_handler.handler" in api
     assert "initializer: function_compute/api_handler.initialize" in api
     # the library's HTTP-trigger adapter, serving the example order API
-    from function_compute import api_handler
     from firestore_outbox.function_compute import HttpFunction
+    from function_compute import api_handler
 
     for entry in (api_handler.handler, api_handler.initialize):
         assert isinstance(getattr(entry, "__self__", None), HttpFunction)

@@ -1,0 +1,101 @@
+"""The public surface is enough for the project's own entry points, and says what it is.
+
+`app/` (the design card's names), `function_compute/` (the deployed entry points) and
+`firestore_outbox/example/` (the reference application the wheel ships) import from the
+library only names a public module exports: a user who installs the wheel can do what they
+do. Each public module lists a lazy name once, as a type-only import (`firestore_outbox._lazy`).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from firestore_outbox._lazy import type_only_imports
+
+ROOT = Path(__file__).resolve().parents[2]
+# The modules whose `__all__` is the public API (docs/reference/api.md).
+PUBLIC_MODULES = (
+    "firestore_outbox",
+    "firestore_outbox.producer",
+    "firestore_outbox.relay",
+    "firestore_outbox.function_compute",
+    "firestore_outbox.consumer",
+    "firestore_outbox.idempotency",
+    "firestore_outbox.testing",
+    "firestore_outbox.example",
+    "firestore_outbox.errors",
+    "firestore_outbox.fields",
+)
+ENTRY_POINTS = ("app", "function_compute", "firestore_outbox/example")
+
+
+def public_names() -> dict[str, set[str]]:
+    return {name: set(importlib.import_module(name).__all__) for name in PUBLIC_MODULES}
+
+
+def library_imports(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every `from firestore_outbox... import name` in `path`, and
+    (module, "") of every plain `import firestore_outbox...`."""
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("firestore_outbox"):
+            found += [(str(node.module), alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(a.name, "") for a in node.names if a.name.startswith("firestore_outbox")]
+    return found
+
+
+def private_uses(folder: str) -> list[str]:
+    public = public_names()
+    own = folder.replace("/", ".")
+    offenders = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for module, name in library_imports(path):
+            if module == own or module.startswith(own + "."):
+                continue  # the example's own modules
+            if path.name == "__init__.py" and module == "firestore_outbox._lazy":
+                continue  # a package of the library's own: its exports load lazily
+            if name not in public.get(module, set()):
+                offenders.append(f"{path.relative_to(ROOT)}: from {module} import {name}")
+    return offenders
+
+
+@pytest.mark.parametrize("folder", ENTRY_POINTS)
+def test_the_entry_points_use_only_public_names(folder: str) -> None:
+    assert private_uses(folder) == []
+
+
+def test_the_check_sees_a_private_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "a.py").write_text(
+        "from firestore_outbox import Relay\nfrom firestore_outbox.relay.core import Relay\n"
+    )
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert private_uses("shop") == ["shop/a.py: from firestore_outbox.relay.core import Relay"]
+
+
+@pytest.mark.parametrize("name", [m for m in PUBLIC_MODULES if m.count(".") <= 1])
+def test_each_lazy_name_is_listed_once_and_exported(name: str) -> None:
+    module = importlib.import_module(name)
+    path = Path(str(module.__file__))
+    lazy = type_only_imports(path)
+    eager = {n for n in vars(module) if not n.startswith("_")} - set(lazy)
+    assert set(lazy) <= set(module.__all__), "a type-only import that is not exported"
+    assert set(module.__all__) <= set(lazy) | eager, "an exported name that is not defined"
+    assert len(module.__all__) == len(set(module.__all__))
+    for exported in module.__all__:
+        assert getattr(module, exported) is not None
+
+
+def test_the_audiences_see_short_lists() -> None:
+    public = public_names()
+    # A producer needs about 8 names (and the errors); a consumer about 5 to verify and
+    # deduplicate, a dozen more to serve HTTP itself; a deployer a handler.
+    assert len(public["firestore_outbox.producer"]) <= 12
+    assert len(public["firestore_outbox.consumer"]) <= 24
+    assert {"handler", "initialize"} <= public["firestore_outbox.function_compute"]
+    assert len(public["firestore_outbox.function_compute"]) <= 4
