@@ -58,8 +58,10 @@ def test_the_wheel_holds_the_packages_the_entry_point_and_the_extras(wheel: Path
     assert {"fc", "firebase"} <= set(message.get_all("Provides-Extra") or [])
 
 
-def test_the_installed_wheel_runs_outbox(wheel: Path, tmp_path: Path) -> None:
-    target = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment outside the checkout with the wheel installed in it."""
+    target = tmp_path_factory.mktemp("installed") / "venv"
     venv.create(target, with_pip=True)
     python = target / "bin" / "python"
     if FULL:
@@ -73,10 +75,17 @@ def test_the_installed_wheel_runs_outbox(wheel: Path, tmp_path: Path) -> None:
             check=True,
         ).stdout.strip()
         # After the venv's own site-packages, so the library comes from the wheel, not this
-        # checkout.
+        # checkout (a directory named in a .pth line has its own .pth files ignored: this
+        # checkout's editable install is not seen).
         borrowed = sysconfig.get_paths()["purelib"]
         (Path(site) / "zz_borrowed_dependencies.pth").write_text(borrowed + "\n")
     subprocess.run(install, check=True, capture_output=True, timeout=600)
+    return target
+
+
+def test_the_installed_wheel_runs_outbox(installed: Path, tmp_path: Path) -> None:
+    target = installed
+    python = target / "bin" / "python"
     outbox = str(target / "bin" / "outbox")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
 
