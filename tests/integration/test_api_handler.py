@@ -11,6 +11,8 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.config.settings import Settings
+from firestore_outbox.example import make_api
+from firestore_outbox.function_compute import HttpFunction
 from function_compute import api_handler
 
 pytestmark = pytest.mark.emulator
@@ -22,7 +24,8 @@ ORDER = {"customerId": "c-9", "items": [{"productId": "sku-9", "quantity": 1}]}
 def handler_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", str(settings.emulator_host))
     monkeypatch.setenv("FIRESTORE_PROJECT_ID", str(settings.project_id))
-    monkeypatch.setattr(api_handler, "_app", None)
+    # A fresh function per test (as a new instance would be): built on its first request.
+    monkeypatch.setattr(api_handler, "handler", HttpFunction(make_api).handler)
     yield
 
 
@@ -88,7 +91,7 @@ def test_a_missing_key_is_a_problem_response(handler_env: None, db: firestore.Cl
 def test_an_unconfigured_function_answers_503_without_detail(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(api_handler, "_app", None)
+    monkeypatch.setattr(api_handler, "handler", HttpFunction(make_api).handler)
     monkeypatch.setenv("IDEMPOTENCY_TTL_SECONDS", "soon")
     answer = call(event("GET", "/healthz"))
     assert answer["statusCode"] == 503
