@@ -52,11 +52,39 @@ def variables_table() -> str:
     return "\n".join(rows)
 
 
+# The public modules, one section each (an audience's list, then the shared ones); a name
+# exported by several is documented in the first section that exports it.
+PUBLIC_MODULES = (
+    "firestore_outbox.producer",
+    "firestore_outbox.relay",
+    "firestore_outbox.function_compute",
+    "firestore_outbox.consumer",
+    "firestore_outbox.idempotency",
+    "firestore_outbox.testing",
+    "firestore_outbox.example",
+    "firestore_outbox.errors",
+    "firestore_outbox.fields",
+    "firestore_outbox",
+)
+
+
 def api_blocks() -> str:
-    package = importlib.import_module("firestore_outbox")
-    blocks = []
-    for name in sorted(package.__all__, key=str.lower):
-        obj = getattr(package, name)
-        module = getattr(obj, "__module__", None) or "firestore_outbox"
-        blocks.append(f"::: {module}.{name}\n")
-    return "\n".join(blocks)
+    done: dict[int, str] = {}
+    sections = []
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        summary = (module.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        lines = [f"## `{module_name}`\n", f"{summary}\n"]
+        for name in sorted(module.__all__, key=str.lower):
+            obj = getattr(module, name)
+            where = getattr(obj, "__module__", None)
+            if not callable(obj) or not where:
+                lines.append(f"- `{name}`: `{obj!r}`" if isinstance(obj, (str, int)) else f"- `{name}`")
+                continue
+            if id(obj) in done:
+                lines.append(f"- `{name}`: see `{done[id(obj)]}`")
+                continue
+            done[id(obj)] = f"{module_name}.{name}"
+            lines.append(f"\n::: {where}.{getattr(obj, '__qualname__', name)}\n")
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections)
