@@ -43,7 +43,7 @@ from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.nudge import nudger_for
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
+from firestore_outbox.partitions import configured_partitions, partition_of
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 HERE = Path(__file__).resolve().parent

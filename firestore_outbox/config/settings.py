@@ -18,9 +18,9 @@ from types import MappingProxyType
 
 from dotenv import dotenv_values
 
-from firestore_outbox.config.numbers import parse_seconds
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import check_collection_id
+from firestore_outbox.numbers import parse_seconds
 
 DEFAULT_DATABASE = "(default)"
 DEFAULT_ORDERS_COLLECTION = "orders"

@@ -6,11 +6,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from firestore_outbox.config.numbers import parse_seconds, parse_whole
 from firestore_outbox.config.settings import env_reader
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import check_collection_id
 from firestore_outbox.idempotency.crypto import EncryptionKeys
+from firestore_outbox.numbers import parse_seconds, parse_whole
 
 DEFAULT_COLLECTION = "idempotency_keys"
 DEFAULT_TENANT_HEADER = "X-Tenant-Id"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.nudge.sender import Nudger, NudgeTarget
 from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings, load_nudge_settings
-from firestore_outbox.relay.partitioned.partitions import PARTITION
+from firestore_outbox.partitions import PARTITION
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client

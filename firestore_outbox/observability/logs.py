@@ -22,10 +22,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from firestore_outbox.config.settings import env_reader
-from firestore_outbox.observability.masking import (
+from firestore_outbox.masking import (
     REDACTED as REDACTED,  # re-exported: older imports name it here
 )
-from firestore_outbox.observability.masking import masker
+from firestore_outbox.masking import masker
 from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS
 from firestore_outbox.publishers.http.urls import url_secrets
 
@@ -62,7 +62,7 @@ def log_event(
 
 class JsonFormatter(logging.Formatter):
     """Formats a record as one line of JSON; every spelling of each of `secrets` (see
-    `firestore_outbox.observability.masking.Masker`) is replaced by `***`.
+    `firestore_outbox.masking.Masker`) is replaced by `***`.
 
     Masking here, in the formatter every handler of the root logger gets, covers every record
     at every level, a library's too (urllib3 names the request target at DEBUG)."""

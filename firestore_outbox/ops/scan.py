@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from firestore_outbox.firestore.deadline import bounded_retry
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_chunks
+from firestore_outbox.partitions import configured_partitions, partition_chunks
 
 # Firestore commits at most 500 writes at once; pages of that size feed one write each.
 PAGE_SIZE = 500

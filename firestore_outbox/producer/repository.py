@@ -37,7 +37,7 @@ from firestore_outbox.firestore.limits import (
     label_problem,
 )
 from firestore_outbox.observability.tracing import creation_context
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
+from firestore_outbox.partitions import configured_partitions, partition_of
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference

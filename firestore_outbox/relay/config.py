@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from firestore_outbox.config.numbers import (
+from firestore_outbox.config.settings import env_reader
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
+from firestore_outbox.numbers import (
     NumberTable,
     at_least,
     check_seconds,
@@ -21,9 +24,6 @@ from firestore_outbox.config.numbers import (
     parse_whole,
     read_numbers,
 )
-from firestore_outbox.config.settings import env_reader
-from firestore_outbox.errors import ConfigError
-from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
 from firestore_outbox.observability.logs import configured_secrets
 from firestore_outbox.publishers.base import PublisherOptions
 from firestore_outbox.publishers.registry import PUBLISHERS, REGISTRY

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from firestore_outbox.config.numbers import parse_seconds, parse_whole
 from firestore_outbox.config.settings import load_settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.idempotency.config import load_idempotency_config
+from firestore_outbox.numbers import parse_seconds, parse_whole
+from firestore_outbox.partitions import configured_partitions
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
-from firestore_outbox.relay.partitioned.partitions import configured_partitions
 
 Loader = Callable[[Mapping[str, str]], Any]
 RELAY = {"DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/events"}

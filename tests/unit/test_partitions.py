@@ -13,11 +13,11 @@ import pytest
 
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.cas import WriteOutcome, Written
+from firestore_outbox.partitions import configured_partitions, partition_of
 from firestore_outbox.publishers.base import Outcome, PublishResult
 from firestore_outbox.relay.config import load_relay_config
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
 from tests.helpers import FAST, configured
 
 
@@ -27,8 +27,7 @@ def test_the_partition_is_the_sha256_prefix_modulo_the_count_in_every_process() 
     digest = hashlib.sha256(b"order-1").digest()
     assert partition_of("order-1", 1024) == int.from_bytes(digest[:8], "big") % 1024 == 396
     script = (
-        "from firestore_outbox.relay.partitioned.partitions import partition_of; "
-        "print(partition_of('order-1', 16))"
+        "from firestore_outbox.partitions import partition_of; print(partition_of('order-1', 16))"
     )
     other = subprocess.run(
         [sys.executable, "-c", script],

@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from firestore_outbox.config.numbers import parse_whole
 from firestore_outbox.config.settings import env_reader
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.fields import HELD, PARTITION, SEQUENCE
+from firestore_outbox.numbers import parse_whole
 
 __all__ = [
     "DEFAULT_PARTITIONS",
