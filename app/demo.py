@@ -19,11 +19,11 @@ from app.demo_fast_path import show_fast_path
 from app.order_counter import OrderCounter, ReceiverConfig
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.firestore.client import EMULATOR_DEFAULT_PROJECT, get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
 
 

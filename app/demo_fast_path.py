@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.config.shortcuts import nudger_for
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
-from firestore_outbox.nudge import nudger_for
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.settings import Settings
 
 
 def show_fast_path(db: Client, settings: Settings, downstream: Receiver) -> float | None:

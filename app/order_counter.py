@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
+from firestore_outbox.config.shortcuts import load_receiver_config
 from firestore_outbox.consumer import wire
 from firestore_outbox.consumer.events import ReceivedEvent
 from firestore_outbox.consumer.inbox import Inbox, Verdict
@@ -30,7 +31,6 @@ from firestore_outbox.consumer.receiver_settings import (
     DEFAULT_CONSUMER,
     DEFAULT_COUNTS_COLLECTION,
     ReceiverConfig,
-    load_receiver_config,
 )
 from firestore_outbox.firestore.limits import check_document_id
 from firestore_outbox.observability.logs import log_event

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from app.repository import OrderRepository
-from firestore_outbox.config.settings import Settings, default_settings
+from firestore_outbox.config.loader import Configuration
 from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.producer.uow import FirestoreUnitOfWork as _LibraryUnitOfWork
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ class FirestoreUnitOfWork(_LibraryUnitOfWork):
         max_batch_bytes: int | None = None,
         nudger: Nudger | bool = True,
     ) -> None:
-        settings = settings or default_settings()
+        settings = settings or Configuration.default().settings
         super().__init__(
             db, settings, max_writes=max_writes, max_batch_bytes=max_batch_bytes, nudger=nudger
         )

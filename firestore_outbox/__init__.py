@@ -42,7 +42,12 @@ warnings.filterwarnings(
 
 if TYPE_CHECKING:
     from firestore_outbox.config.loader import Configuration
-    from firestore_outbox.config.settings import Settings, load_settings
+    from firestore_outbox.config.shortcuts import (
+        get_db_client,
+        load_relay_config,
+        load_settings,
+        nudger_for,
+    )
     from firestore_outbox.consumer.events import (
         MalformedDelivery,
         ReceivedEvent,
@@ -50,9 +55,9 @@ if TYPE_CHECKING:
         verify_request,
     )
     from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
-    from firestore_outbox.firestore.client import get_db_client
+    from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.idempotency import IdempotencyASGIMiddleware, IdempotencyMiddleware
-    from firestore_outbox.nudge import Nudger, nudger_for
+    from firestore_outbox.nudge import Nudger
     from firestore_outbox.producer.repository import OutboxRepository
     from firestore_outbox.producer.uow import FirestoreUnitOfWork
     from firestore_outbox.publishers.amqp.settings import AmqpSettings
@@ -63,7 +68,7 @@ if TYPE_CHECKING:
     from firestore_outbox.publishers.mns.settings import MnsSettings
     from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
     from firestore_outbox.publishers.settings import AccessKeySettings
-    from firestore_outbox.relay.config import RelayConfig, load_relay_config
+    from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.core import Relay
     from firestore_outbox.relay.fan_out import FanOutSettings
     from firestore_outbox.relay.partitioned.settings import PartitionSettings
@@ -74,8 +79,10 @@ if TYPE_CHECKING:
 # name -> the internal module that defines it, imported on first use
 _LAZY = {
     "Configuration": "firestore_outbox.config.loader",
-    "Settings": "firestore_outbox.config.settings",
-    "load_settings": "firestore_outbox.config.settings",
+    "get_db_client": "firestore_outbox.config.shortcuts",
+    "load_relay_config": "firestore_outbox.config.shortcuts",
+    "load_settings": "firestore_outbox.config.shortcuts",
+    "nudger_for": "firestore_outbox.config.shortcuts",
     "MalformedDelivery": "firestore_outbox.consumer.events",
     "ReceivedEvent": "firestore_outbox.consumer.events",
     "verify_event": "firestore_outbox.consumer.events",
@@ -83,11 +90,10 @@ _LAZY = {
     "Inbox": "firestore_outbox.consumer.inbox",
     "InboxStatus": "firestore_outbox.consumer.inbox",
     "Verdict": "firestore_outbox.consumer.inbox",
-    "get_db_client": "firestore_outbox.firestore.client",
+    "Settings": "firestore_outbox.firestore.settings",
     "IdempotencyASGIMiddleware": "firestore_outbox.idempotency",
     "IdempotencyMiddleware": "firestore_outbox.idempotency",
     "Nudger": "firestore_outbox.nudge",
-    "nudger_for": "firestore_outbox.nudge",
     "OutboxRepository": "firestore_outbox.producer.repository",
     "FirestoreUnitOfWork": "firestore_outbox.producer.uow",
     "Delivery": "firestore_outbox.publishers.base",
@@ -106,7 +112,6 @@ _LAZY = {
     "PartitionSettings": "firestore_outbox.relay.partitioned.settings",
     "RampSettings": "firestore_outbox.relay.ramp",
     "RelayConfig": "firestore_outbox.relay.config",
-    "load_relay_config": "firestore_outbox.relay.config",
     "Relay": "firestore_outbox.relay.core",
     "RunStatus": "firestore_outbox.relay.summary",
     "RunSummary": "firestore_outbox.relay.summary",

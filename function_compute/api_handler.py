@@ -19,14 +19,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from app.api import make_api
-from firestore_outbox.config.settings import load_settings
+from firestore_outbox.config.loader import Configuration
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.idempotency import load_idempotency_config
 from firestore_outbox.idempotency.answers import Answer
 from firestore_outbox.idempotency.problems import problem
 from firestore_outbox.idempotency.wsgi import WSGIApp, collect
-from firestore_outbox.observability.logs import configure_logging, configured_secrets
+from firestore_outbox.observability.logs import configure_logging
 
 logger = logging.getLogger("firestore_outbox.api")
 
@@ -38,7 +37,7 @@ _TEXT_TYPES = ("application/json", "application/problem+json", "text/")
 
 def initialize(context: Any) -> None:
     """Build the app (and its Firestore client) before the first request."""
-    configure_logging(configured_secrets())
+    configure_logging(Configuration.load().secrets())
     try:
         _api()
     except OutboxError as exc:  # each invocation reports it again
@@ -105,6 +104,7 @@ def _api() -> WSGIApp:
     global _app
     with _lock:
         if _app is None:
-            settings = load_settings()
-            _app = make_api(get_db_client(settings), settings, load_idempotency_config())
+            configuration = Configuration.load()  # one read: the app's every setting
+            settings = configuration.settings
+            _app = make_api(get_db_client(settings), settings, configuration.idempotency())
         return _app

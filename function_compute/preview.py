@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.secrets import SECRET_LIST_VARIABLES, SECRET_VARIABLES
 from firestore_outbox.masking import masker
-from firestore_outbox.observability.logs import SECRET_LIST_VARIABLES, SECRET_VARIABLES
 from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS
 
 # Function Compute refuses a function whose environment variables exceed this in all.

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import ConfigError, OutboxError
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.nudge import hand_off_for
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.nudge import NudgeSettings, hand_off_for
 from firestore_outbox.nudge.wire import nudged_partitions
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges
@@ -41,12 +41,11 @@ _gauges: list[BacklogGauges] = []  # registered once per process
 def initialize(context: Any) -> None:
     """Warm the Firestore client and the HTTP session before the first timer fires."""
     configuration = Configuration.load()
-    with configuration.in_use():
-        configure_logging(configuration.secrets())
-        try:
-            _relay(configuration)
-        except OutboxError as exc:  # each invocation reports it again
-            log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
+    configure_logging(configuration.secrets())
+    try:
+        _relay(configuration)
+    except OutboxError as exc:  # each invocation reports it again
+        log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
 
 
 def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[str, Any]:
@@ -54,20 +53,19 @@ def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[st
     # Every invocation reads the configuration once (the environment and ./.env): the
     # secrets to mask may have changed with it.
     configuration = Configuration.load()
-    with configuration.in_use():
-        try:
-            return _invoke(event, context, configuration)
-        finally:
-            # Function Compute may freeze the instance once the handler returns: what the
-            # exporters hold must be sent now, not by a background thread that never wakes.
-            flush()
+    try:
+        return _invoke(event, context, configuration)
+    finally:
+        # Function Compute may freeze the instance once the handler returns: what the
+        # exporters hold must be sent now, not by a background thread that never wakes.
+        flush()
 
 
 def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
     started = time.monotonic()
     configure_logging(configuration.secrets())
     try:
-        exporting = configure_telemetry()
+        exporting = configure_telemetry(configuration.environ)
     except ConfigError as exc:  # delivering matters more than tracing it: say so, go on
         exporting = False
         log_event(logger, logging.ERROR, "relay.telemetry_not_configured", str(exc))
@@ -88,7 +86,11 @@ def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str,
     else:
         nudged = nudged_partitions(trigger)  # a producer's nudge: its partitions only
         # What a nudged run's re-check finds goes to a new invocation (a nudge), not kept here.
-        hand_off = hand_off_for(relay.db, configuration.settings) if nudged is not None else None
+        hand_off = (
+            hand_off_for(relay.db, configuration.settings, _nudge(configuration))
+            if nudged is not None
+            else None
+        )
         summary = relay.run(
             time_budget=_time_budget(context, relay.config),
             instance_id=request_id,
@@ -104,6 +106,14 @@ def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str,
     summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
     log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
     return summary
+
+
+def _nudge(configuration: Configuration) -> NudgeSettings | str:
+    """The nudge's settings, or the problem with them (the hand-off is then off)."""
+    try:
+        return configuration.nudge()
+    except OutboxError as exc:
+        return str(exc)
 
 
 def _relay(configuration: Configuration) -> Relay:

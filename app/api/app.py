@@ -29,7 +29,7 @@ from firestore_outbox.observability.tracing import record_answer, server_span
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, CollectionReference
 
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.idempotency.config import IdempotencyConfig
 
 logger = logging.getLogger(__name__)

@@ -7,9 +7,8 @@ import math
 from typing import Any
 
 from firestore_outbox.cli.reference import load
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.idempotency import load_idempotency_config
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.limits import DEFAULT_READ_TIMEOUT_SECONDS
 from firestore_outbox.idempotency.server import DEFAULT_CONNECTION_LIMIT, create_server
 
@@ -82,7 +81,7 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    config = load_idempotency_config()
+    config = args.config.idempotency()
     make_api = load(args.app, "--app")
     app = make_api(get_db_client(settings), settings, config)
     server = create_server(

@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 from firestore_outbox.cli.reference import load
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 
 DEMO = "app.demo:run_demo"  # the reference application's, from a repository checkout
 

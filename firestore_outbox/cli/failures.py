@@ -29,9 +29,9 @@ from typing import TypeVar
 
 from google.api_core import exceptions as google_exceptions
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.firestore.deadline import UNANSWERED, error_class, firestore_host, unanswered
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.masking import masker
 
 EXIT_INTERRUPTED = 130

@@ -6,7 +6,7 @@ WSGI middleware over it; see docs/front-door.md.
 
 from firestore_outbox.idempotency.answers import Answer
 from firestore_outbox.idempotency.asgi import IdempotencyASGIMiddleware
-from firestore_outbox.idempotency.config import IdempotencyConfig, load_idempotency_config
+from firestore_outbox.idempotency.config import IdempotencyConfig
 from firestore_outbox.idempotency.crypto import AnswerUnreadable, EncryptionKeys
 from firestore_outbox.idempotency.door import CLAIM, Claim, FrontDoor, LockLost
 from firestore_outbox.idempotency.keys import InvalidKey, parse_key, record_id
@@ -26,7 +26,6 @@ __all__ = [
     "InvalidKey",
     "KeyRegistry",
     "LockLost",
-    "load_idempotency_config",
     "parse_key",
     "record_id",
 ]

@@ -13,7 +13,7 @@ from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
-    from firestore_outbox.relay.config import RelayConfig, load_relay_config
+    from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.core import Relay
 
 _LAZY = {
@@ -23,7 +23,6 @@ _LAZY = {
     "Publisher": "firestore_outbox.publishers.base",
     "Relay": "firestore_outbox.relay.core",
     "RelayConfig": "firestore_outbox.relay.config",
-    "load_relay_config": "firestore_outbox.relay.config",
 }
 
 __all__ = [
@@ -33,7 +32,6 @@ __all__ = [
     "Publisher",
     "Relay",
     "RelayConfig",
-    "load_relay_config",
 ]
 
 

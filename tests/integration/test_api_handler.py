@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from function_compute import api_handler
 
 pytestmark = pytest.mark.emulator

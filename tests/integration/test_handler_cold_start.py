@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from function_compute import relay_handler
 from function_compute.relay_handler import handler, initialize
 from tests.fc_invocation import (

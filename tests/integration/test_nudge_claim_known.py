@@ -11,8 +11,8 @@ from typing import Any
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.relay import Relay
 from tests.helpers import make_relay, outbox

@@ -12,9 +12,9 @@ from collections import defaultdict
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.cas import Change
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import partition_of
 from firestore_outbox.publishers.base import Delivery, Outcome, PublishResult
 from firestore_outbox.relay import Relay
