@@ -25,7 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from firestore_outbox.config.settings import Settings, load_settings  # noqa: E402
+from firestore_outbox.config.shortcuts import load_settings  # noqa: E402
+from firestore_outbox.firestore.settings import Settings  # noqa: E402
 from firestore_outbox.testing.emulator import FirestoreEmulator  # noqa: E402
 from tests.e2e.api_drill import DrillRun, percentile, run_bare, run_drill  # noqa: E402
 

@@ -29,9 +29,9 @@ from typing import Any
 from latency_proxy import DelayProxy
 from workloads import seed
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
 from firestore_outbox.testing.emulator import FirestoreEmulator

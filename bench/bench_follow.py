@@ -32,8 +32,8 @@ from workloads import seed
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
 from firestore_outbox.relay.follow.follower import Follower

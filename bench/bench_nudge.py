@@ -39,11 +39,12 @@ from nudge_function import RelayFunction, report, timer_event
 from nudge_plot import write_plot
 
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.shortcuts import nudger_for
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.nudge import nudger_for
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import partition_of
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 HERE = Path(__file__).resolve().parent
@@ -126,7 +127,7 @@ def _stream(
     nudger = nudger_for(db, settings, env) if env["OUTBOX_NUDGE"] != "off" else None
     if nudger is not None and args.trace:
         _trace_nudges(nudger, function)
-    partitions = configured_partitions(env)
+    partitions = Configuration.load(env).partitions().count
     where: dict[str, tuple[float, int]] = {}
     follower = None
     if mode == "follow":

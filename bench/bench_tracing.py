@@ -42,7 +42,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from runs import SCENARIOS, downstream, measures, start_workers
 from workloads import seed
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,8 +10,8 @@ import json
 import resource
 import sys
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
 

@@ -24,8 +24,8 @@ from ceiling import ceiling
 from process_cpu import ServerCpu, listener_pid, port_of
 from variants import Variant
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import reset_emulator
 
 HERE = Path(__file__).resolve().parent

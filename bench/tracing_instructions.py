@@ -37,7 +37,7 @@ from runs import downstream
 from tracing_breakdown import PIECES
 from workloads import seed
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 HERE = Path(__file__).resolve().parent

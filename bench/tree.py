@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 _NAMES = {
-    "Settings": ("config.settings", "config"),
+    "Settings": ("firestore.settings", "config"),
     "get_db_client": ("firestore.client", "firestore_client"),
     "Relay": ("relay", "relay"),
     "RelayConfig": ("relay", "relay"),
@@ -36,6 +36,8 @@ def load() -> SimpleNamespace:
     found = {}
     for name, (new_module, old_module) in _NAMES.items():
         module = f"app.{old_module}" if old else f"firestore_outbox.{new_module}"
+        if not old and importlib.util.find_spec(module) is None:
+            module = "firestore_outbox"  # a tree whose module moved: its public name
         found[name] = getattr(importlib.import_module(module), name)
     found["where"] = importlib.import_module(found["Relay"].__module__).__file__
     return SimpleNamespace(**found)

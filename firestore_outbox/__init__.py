@@ -41,7 +41,7 @@ warnings.filterwarnings(
 )
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.settings import Settings, load_settings
+    from firestore_outbox.config.shortcuts import load_settings
     from firestore_outbox.consumer import (
         Inbox,
         InboxStatus,
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         verify_event,
         verify_request,
     )
+    from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.function_compute import HttpFunction, RelayFunction
     from firestore_outbox.idempotency import IdempotencyASGIMiddleware, IdempotencyMiddleware
     from firestore_outbox.producer import (

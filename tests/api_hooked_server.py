@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 from app.api import make_api
-from firestore_outbox.config.settings import load_settings
+from firestore_outbox.config.shortcuts import load_idempotency_config, load_settings
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.idempotency import load_idempotency_config
 from firestore_outbox.idempotency.server import create_server
 
 _first = threading.Lock()

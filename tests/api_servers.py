@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.watchdog import Watchdog
 
 HOOKED = Path(__file__).with_name("api_hooked_server.py")

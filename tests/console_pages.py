@@ -19,8 +19,8 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.cli.output import ops_client
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.console import make_console
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.server import create_server
 from tests.helpers import add_own_event, add_raw_event, utcnow
 

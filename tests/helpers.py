@@ -18,12 +18,12 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.publishers.base import Delivery, PublishResult
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
-from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
 
 # Short timeouts and backoff so retries and lease expiry happen within a test.
 FAST = RelayConfig(

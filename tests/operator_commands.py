@@ -17,7 +17,7 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.cli import main
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_orders, add_own_event, utcnow
 
 DAY = dt.timedelta(days=1)

@@ -11,8 +11,8 @@ from collections import defaultdict
 from google.cloud import firestore
 
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import Nudger
 
 

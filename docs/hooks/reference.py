@@ -79,7 +79,9 @@ def api_blocks() -> str:
             obj = getattr(module, name)
             where = getattr(obj, "__module__", None)
             if not callable(obj) or not where:
-                lines.append(f"- `{name}`: `{obj!r}`" if isinstance(obj, (str, int)) else f"- `{name}`")
+                lines.append(
+                    f"- `{name}`: `{obj!r}`" if isinstance(obj, (str, int)) else f"- `{name}`"
+                )
                 continue
             if id(obj) in done:
                 lines.append(f"- `{name}`: see `{done[id(obj)]}`")

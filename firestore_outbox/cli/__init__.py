@@ -63,9 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def command() -> int:
         nonlocal config
         config = args.config = Configuration.load()
-        with config.in_use():
-            configure_logging(config.secrets(), config.settings.log_level)
-            code: int = args.run(args, config.settings)
+        configure_logging(config.secrets(), config.settings.log_level)
+        code: int = args.run(args, config.settings)
         return code
 
     before = live_clients()  # a caller's own clients (tests run commands in-process)

@@ -7,8 +7,8 @@ import math
 from typing import Any
 
 from firestore_outbox.cli.reference import load
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.limits import DEFAULT_READ_TIMEOUT_SECONDS
 from firestore_outbox.idempotency.server import DEFAULT_CONNECTION_LIMIT, create_server
 

@@ -7,13 +7,12 @@ from typing import Any
 
 from firestore_outbox.cli.api import port
 from firestore_outbox.cli.output import add_lock_timeout, lock_timeout, ops_client, seconds
-from firestore_outbox.config.settings import Settings, env_reader
 from firestore_outbox.console import make_console
 from firestore_outbox.console.access import check_binding, read_token
 from firestore_outbox.console.app import MAX_FORM_BYTES
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.server import create_server
 from firestore_outbox.observability.logs import configure_logging
-from firestore_outbox.relay.partitioned.settings import PartitionSettings
 
 
 def register(commands: Any) -> None:
@@ -41,8 +40,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    get = env_reader(args.config.environ)
-    token = read_token(get)
+    token = read_token(args.config.get)
     secrets = [*args.config.secrets(), *([token] if token else [])]
     configure_logging(secrets, settings.log_level)  # the token masked in logs too
     app = make_console(
@@ -51,7 +49,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         token=token,
         secrets=secrets,
         lock_timeout_seconds=lock_timeout(args),
-        partition_collection=PartitionSettings.from_environment(get).collection,
+        partition_collection=args.config.partitions().collection,
         refresh_seconds=args.refresh,
     )
     server = create_server(

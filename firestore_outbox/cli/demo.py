@@ -8,7 +8,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 
 
 def register(commands: Any) -> None:

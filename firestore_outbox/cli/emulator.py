@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from firestore_outbox.cli.output import wait_until_stopped
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
 
 

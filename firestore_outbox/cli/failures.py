@@ -29,10 +29,10 @@ from typing import TypeVar
 
 from google.api_core import exceptions as google_exceptions
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.firestore.deadline import UNANSWERED, error_class, firestore_host, unanswered
-from firestore_outbox.observability.masking import masker
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.masking import masker
 
 EXIT_INTERRUPTED = 130
 # An error line stays a line: a long gRPC message is cut, never wrapped over a screen.

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from firestore_outbox.cli.output import ops_client
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops.held import list_held, release_held
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import ops_client, print_json
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import event_document
 
 

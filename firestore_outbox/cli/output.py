@@ -9,11 +9,11 @@ import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from firestore_outbox.config.numbers import MAX_SECONDS
-from firestore_outbox.config.numbers import human as human  # re-exported for the commands
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.deadline import with_deadline
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.numbers import MAX_SECONDS
+from firestore_outbox.numbers import human as human  # re-exported for the commands
 from firestore_outbox.relay.events import encode_json
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Any
 from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import duration, human, ops_client, utcnow
 from firestore_outbox.cli.progress import ProgressBar
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import backfill_expiry, purge_processed
 from firestore_outbox.ops.purge import count_processed
 from firestore_outbox.ops.scan import PAGE_SIZE
@@ -55,12 +55,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     db, collection = ops_client(settings), settings.outbox_collection
     size, timeout = args.batch_size, settings.firestore_timeout_seconds
     cutoff = utcnow() - datetime.timedelta(seconds=retention)
-    stale = count_processed(db, collection, "<", cutoff)
+    partitions = args.config.partitions().count
+    stale = count_processed(db, collection, "<", cutoff, partitions)
     print(
         f"{stale} PROCESSED events processed more than {human(retention)} ago "
         f"(before {cutoff:%Y-%m-%dT%H:%M:%SZ})"
     )
-    kept = count_processed(db, collection, ">=", cutoff) if args.set_expire_at else 0
+    kept = count_processed(db, collection, ">=", cutoff, partitions) if args.set_expire_at else 0
     if args.set_expire_at:
         print(f"{kept} PROCESSED events within the retention to check for expireAt")
     if args.dry_run:
@@ -69,14 +70,27 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if stale:
         bar = ProgressBar(stale, "purge")
         deleted = purge_processed(
-            db, collection, cutoff, batch_size=size, on_page=bar.update, timeout=timeout
+            db,
+            collection,
+            cutoff,
+            batch_size=size,
+            on_page=bar.update,
+            timeout=timeout,
+            partitions=partitions,
         )
         bar.close()
         print(f"deleted {deleted}")
     if kept:
         bar = ProgressBar(kept, "expireAt")
         stamped = backfill_expiry(
-            db, collection, cutoff, retention, batch_size=size, on_page=bar.update, timeout=timeout
+            db,
+            collection,
+            cutoff,
+            retention,
+            batch_size=size,
+            on_page=bar.update,
+            timeout=timeout,
+            partitions=partitions,
         )
         bar.close()
         print(f"set expireAt on {stamped}")

@@ -17,7 +17,7 @@ from firestore_outbox.cli.output import (
     print_table,
     utcnow,
 )
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import find_anomalies
 from firestore_outbox.relay.events import rfc3339
 
@@ -57,6 +57,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         lock_timeout_seconds=lock_timeout(args),
         limit=args.limit,
         timeout=settings.firestore_timeout_seconds,
+        partitions=args.config.partitions().count,
     )
     if args.json:
         print_json(

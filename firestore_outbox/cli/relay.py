@@ -12,8 +12,8 @@ from typing import Any
 
 from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import duration, seconds
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.observability.telemetry import add_metrics_port, configure_telemetry, flush
 from firestore_outbox.ops.status import backlog_reader
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     db, config = get_db_client(settings), args.config.relay()
     relay = Relay(db, settings, config)
     # OTLP from the OTEL_* variables, Prometheus with --metrics-port; nothing otherwise.
-    if configure_telemetry(metrics_port=args.metrics_port) and args.follow:
+    if configure_telemetry(args.config.environ, metrics_port=args.metrics_port) and args.follow:
         read = backlog_reader(
             db,
             settings.outbox_collection,

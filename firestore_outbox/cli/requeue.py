@@ -9,7 +9,7 @@ from typing import Any
 from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import ops_client, print_table
 from firestore_outbox.cli.progress import ProgressBar
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import plan_requeue, requeue
 from firestore_outbox.ops.requeue import preview
 

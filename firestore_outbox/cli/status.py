@@ -14,8 +14,8 @@ from firestore_outbox.cli.output import (
     print_table,
     utcnow,
 )
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.fields import EventStatus
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import read_status
 
 
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         now=utcnow(),
         lock_timeout_seconds=lock_timeout(args),
         timeout=settings.firestore_timeout_seconds,
+        partitions=args.config.partitions().count,
     )
     if args.json:
         print_json(status.to_json())

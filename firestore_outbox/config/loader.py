@@ -4,7 +4,7 @@ and builds every settings object from that one snapshot.
     config = Configuration.load()       # os.environ over ./.env, read here and only here
     config.settings                     # Settings: Firestore, collections, logging
     config.relay()                      # RelayConfig: needs DOWNSTREAM_SERVICE_URL (or fc)
-    config.receiver(verify_signatures=True), config.seconds(VARIABLE, default), config.secrets()
+    config.partitions(), config.nudge(), config.idempotency(), config.receiver(), config.secrets()
 
 The `outbox` command makes one per run and the Function Compute handler one per invocation;
 before, `load_settings`, `load_relay_config`, the lock timeout, the retention and the log
@@ -21,35 +21,39 @@ read once, environment over `.env`, every object built from the same values.
 
 Each object is built on first use, not at `load()`: `outbox status` needs no downstream URL,
 so a relay setting it never reads must not fail it.
+
+It is the one reader of the environment, and the top of the library's layers: it imports
+the settings class of every folder, and nothing below imports it. Every component receives
+its settings as arguments; only the public conveniences that take no settings
+(`firestore_outbox.config.defaults`) call `Configuration.default()`, at their edge.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
-from firestore_outbox.config.settings import (
-    Settings,
-    environment_in_use,
-    load_settings,
-    read_environment,
-)
-from firestore_outbox.observability.logs import (
+from firestore_outbox.config.environment import env_reader, read_environment
+from firestore_outbox.config.secrets import (
     SECRET_LIST_VARIABLES,
     SECRET_VARIABLES,
     configured_secrets,
 )
-from firestore_outbox.observability.masking import masker
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.masking import masker
+from firestore_outbox.numbers import Get, parse_seconds
 from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS, otlp_signals
-from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
 
 if TYPE_CHECKING:
     from firestore_outbox.consumer.receiver_settings import ReceiverConfig
     from firestore_outbox.idempotency.config import IdempotencyConfig
+    from firestore_outbox.nudge.settings import NudgeSettings
+    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.partitioned.settings import PartitionSettings
 
 __all__ = ["Configuration"]
 
@@ -78,39 +82,74 @@ class Configuration:
             return cls(read_environment())
         return cls(MappingProxyType(dict(environ)))
 
-    @contextmanager
-    def in_use(self) -> Iterator[Configuration]:
-        """Within the block, code that reads the environment on its own (`load_settings()`,
-        `configured_secrets()`, ...) reads this snapshot instead of `.env` again."""
-        with environment_in_use(self.environ):
-            yield self
+    @staticmethod
+    @functools.cache
+    def default() -> Configuration:
+        """The process's own configuration, read on first use and kept: what the public
+        conveniences given no settings use (`get_db_client()`, `FirestoreUnitOfWork(db)`,
+        `nudger_for(db, settings)`). Entry points load their own instead."""
+        return Configuration.load()
+
+    @property
+    def get(self) -> Get:
+        """The lookup over this snapshot (stripped; None when unset or blank)."""
+        return env_reader(self.environ)
 
     @functools.cached_property
     def settings(self) -> Settings:
         """The library's `Settings` (built once; `ConfigError` names a bad variable)."""
-        return load_settings(self.environ)
+        return Settings.from_environment(self.get)
 
     def relay(self) -> RelayConfig:
-        """The relay's `RelayConfig`, from the same snapshot."""
-        return load_relay_config(self.environ)
+        """The relay's `RelayConfig`, its publisher's, partitions', fan-out's and ramp's
+        settings among it, from the same snapshot."""
+        from firestore_outbox.relay.config import RelayConfig
+
+        return RelayConfig.from_environment(self.get, tuple(self.secrets()))
+
+    def partitions(self) -> PartitionSettings:
+        """The partitions (`RELAY_PARTITIONS`, ...): the writers and the commands need them
+        without the rest of the relay's settings."""
+        from firestore_outbox.relay.partitioned.settings import PartitionSettings
+
+        return PartitionSettings.from_environment(self.get)
+
+    def nudge(self) -> NudgeSettings:
+        """The nudge's settings (`OUTBOX_NUDGE`), with what its target is built from."""
+        from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings
+        from firestore_outbox.relay.fan_out import FanOutSettings
+
+        nudge = NudgeSettings.from_environment(self.get)
+        if nudge.mode is NudgeMode.FC3:
+            fan_out = FanOutSettings.from_environment(self.get)
+            return NudgeSettings(mode=nudge.mode, url=nudge.url, fan_out=fan_out)
+        if nudge.mode is NudgeMode.PROCESS:
+            return NudgeSettings(mode=nudge.mode, url=nudge.url, relay=self.relay())
+        return nudge
+
+    def idempotency(self) -> IdempotencyConfig:
+        """The front door's `IdempotencyConfig` (`IDEMPOTENCY_*`)."""
+        from firestore_outbox.idempotency.config import IdempotencyConfig
+
+        return IdempotencyConfig.from_environment(self.get)
 
     def receiver(self, *, verify_signatures: bool = True) -> ReceiverConfig:
         """The reference receiver's `ReceiverConfig`, from the same snapshot."""
         # Imported when asked for: the reference receiver is no part of the relay function.
-        from firestore_outbox.consumer.receiver_settings import load_receiver_config
+        from firestore_outbox.consumer.receiver_settings import ReceiverConfig
 
-        return load_receiver_config(self.environ, verify_signatures=verify_signatures)
-
-    def idempotency(self) -> IdempotencyConfig:
-        """The front door's `IdempotencyConfig` (`IDEMPOTENCY_*`), from the same snapshot."""
-        # Imported when asked for: the front door is no part of the relay function.
-        from firestore_outbox.idempotency.config import load_idempotency_config
-
-        return load_idempotency_config(self.environ)
+        return ReceiverConfig.from_environment(self.get, verify_signatures=verify_signatures)
 
     def seconds(self, variable: str, default: float) -> float:
-        """One relay variable of seconds on its own (`RELAY_LOCK_TIMEOUT_SECONDS`, ...)."""
-        return read_seconds(variable, default, self.environ)
+        """One variable of seconds on its own (`RELAY_LOCK_TIMEOUT_SECONDS`, ...), for the
+        commands that need no downstream; `ConfigError` below 0."""
+        raw = self.get(variable)
+        if raw is None:
+            return default
+        value = parse_seconds(variable, raw)
+        if value < 0:
+            raise ConfigError(f"{variable} must be at least 0, got {raw!r}")
+        return value
 
     def secrets(self) -> list[str]:
         """Every configured secret, for masking logs and error lines."""

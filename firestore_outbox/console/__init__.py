@@ -20,7 +20,7 @@ from firestore_outbox.console.html import Html
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.settings import Settings
 
 __all__ = ["ConsoleApp", "make_console"]
 

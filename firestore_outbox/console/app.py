@@ -15,13 +15,13 @@ from urllib.parse import parse_qs
 
 from google.api_core import exceptions as google_exceptions
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.console import actions, pages
 from firestore_outbox.console.access import COOKIE, Guard
 from firestore_outbox.console.assets import CONTENT_SECURITY_POLICY, STATIC
 from firestore_outbox.console.context import Context
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.firestore.deadline import UNANSWERED, error_class, firestore_host, unanswered
+from firestore_outbox.firestore.settings import Settings
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from firestore_outbox.observability.masking import masker
+from firestore_outbox.masking import masker
 from firestore_outbox.relay.events import encode_json
 
 NAV = (("/", "Overview"), ("/failed", "Failed"), ("/held", "Held"))

@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from firestore_outbox.config.numbers import human
 from firestore_outbox.console.chart import Sample, backlog_chart
 from firestore_outbox.console.context import LIST_LIMIT, Context
 from firestore_outbox.fields import AGGREGATE_ID, HELD, PAYLOAD, STATUS, EventStatus
+from firestore_outbox.numbers import human
 from firestore_outbox.ops import event_document, plan_requeue
 from firestore_outbox.ops.held import HeldAggregate, list_held
 from firestore_outbox.ops.overview import read_overview

@@ -1,12 +1,10 @@
-"""The receiving side's OpenTelemetry metrics (the API only: no-ops until an SDK's meter
-provider is set): the Idempotency-Key front door and the inbox.
+"""The inbox's OpenTelemetry metrics (the API only: no-ops until an SDK's meter provider is
+set); the front door's are `firestore_outbox.idempotency.metrics`.
 
 The design note's names map to these (docs/observability.md, "Metrics"):
-`idempotency_<outcome>_total` to
-`idempotency.requests` by `outcome`, `idempotency_processing_seconds` to
-`idempotency.processing.duration`, `inbox_started/succeeded/failed_total` to
-`inbox.deliveries` by `verdict`, and `inbox_heal_actions_total` to `inbox.heal.actions` by
-`action`. Low-cardinality attributes only: never a key, an event id or an error text.
+`inbox_started/succeeded/failed_total` to `inbox.deliveries` by `verdict`, and
+`inbox_heal_actions_total` to `inbox.heal.actions` by `action`. Low-cardinality attributes
+only: never a key, an event id or an error text.
 """
 
 from __future__ import annotations
@@ -15,20 +13,6 @@ from opentelemetry import metrics
 
 _meter = metrics.get_meter("firestore-outbox")
 
-_idempotency = _meter.create_counter(
-    "idempotency.requests",
-    unit="{request}",
-    description="Keyed requests at the front door, by outcome",
-)
-# Buckets in seconds: a request holds its key from a few milliseconds (a Firestore write) to
-# the lock's lease (60 s by default), past which a retry takes the key over.
-_processing = _meter.create_histogram(
-    "idempotency.processing.duration",
-    unit="s",
-    description="How long a keyed request held its key: from the lock to the answer kept "
-    "or the key released",
-    explicit_bucket_boundaries_advisory=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
-)
 _consumed = _meter.create_counter(
     "inbox.deliveries", unit="{delivery}", description="Deliveries a consumer answered, by verdict"
 )
@@ -37,18 +21,6 @@ _heals = _meter.create_counter(
     unit="{action}",
     description="Stuck inbox records healed: an expired lease taken over, or parked at the bound",
 )
-
-
-def record_idempotency(outcome: str) -> None:
-    """One keyed request's outcome at the front door: `hit` (every checked key), `replay`,
-    `conflict`, `in_progress`, `lock_lost` (the design note's `idempotency_<outcome>_total`)."""
-    _idempotency.add(1, {"outcome": outcome})
-
-
-def record_processing(seconds: float, outcome: str) -> None:
-    """How long one request that ran under its key held it; `outcome`: `stored` (its answer
-    kept for replays), `released` (the key freed for a retry) or `lock_lost`."""
-    _processing.record(max(0.0, seconds), {"outcome": outcome})
 
 
 def record_consumed(consumer: str, verdict: str) -> None:

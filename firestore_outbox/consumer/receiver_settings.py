@@ -4,13 +4,12 @@ verify deliveries, how old a signature may be, and where the inbox and the count
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from firestore_outbox.config.settings import env_reader
 from firestore_outbox.consumer.inbox import DEFAULT_INBOX_COLLECTION
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import check_collection_id
+from firestore_outbox.numbers import Get
 from firestore_outbox.signing import DEFAULT_TOLERANCE_SECONDS, parse_secrets
 
 DEFAULT_CONSUMER = "order-counter"
@@ -19,7 +18,7 @@ DEFAULT_COUNTS_COLLECTION = "order_counts"
 
 @dataclass(frozen=True, kw_only=True)
 class ReceiverConfig:
-    """The reference receiver's settings; `load_receiver_config()` reads them."""
+    """The reference receiver's settings; `Configuration.load().receiver()` reads them."""
 
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
     verify_signatures: bool = True
@@ -45,26 +44,24 @@ class ReceiverConfig:
             if problem:
                 raise ConfigError(f"{variable} {problem}")
 
-
-def load_receiver_config(
-    environ: Mapping[str, str] | None = None, *, verify_signatures: bool = True
-) -> ReceiverConfig:
-    """Read the receiver's variables; `ConfigError` names a bad one, never a secret."""
-    get = env_reader(environ)
-    try:
-        secrets = parse_secrets(get("RECEIVER_SIGNING_SECRET"))
-    except ValueError as exc:
-        raise ConfigError(f"RECEIVER_SIGNING_SECRET: {exc}") from None
-    tolerance = get("RECEIVER_SIGNATURE_TOLERANCE_SECONDS")
-    try:
-        seconds = float(tolerance) if tolerance else DEFAULT_TOLERANCE_SECONDS
-    except ValueError:
-        raise ConfigError("RECEIVER_SIGNATURE_TOLERANCE_SECONDS must be a number > 0") from None
-    return ReceiverConfig(
-        signing_secrets=secrets,
-        verify_signatures=verify_signatures,
-        tolerance_seconds=seconds,
-        consumer=get("RECEIVER_CONSUMER") or DEFAULT_CONSUMER,
-        inbox_collection=get("INBOX_COLLECTION") or DEFAULT_INBOX_COLLECTION,
-        counts_collection=get("RECEIVER_COUNTS_COLLECTION") or DEFAULT_COUNTS_COLLECTION,
-    )
+    @classmethod
+    def from_environment(cls, get: Get, *, verify_signatures: bool = True) -> ReceiverConfig:
+        """The receiver's variables `get` looks up (`Configuration.receiver()` calls this);
+        `ConfigError` names a bad one, never a secret."""
+        try:
+            secrets = parse_secrets(get("RECEIVER_SIGNING_SECRET"))
+        except ValueError as exc:
+            raise ConfigError(f"RECEIVER_SIGNING_SECRET: {exc}") from None
+        tolerance = get("RECEIVER_SIGNATURE_TOLERANCE_SECONDS")
+        try:
+            seconds = float(tolerance) if tolerance else DEFAULT_TOLERANCE_SECONDS
+        except ValueError:
+            raise ConfigError("RECEIVER_SIGNATURE_TOLERANCE_SECONDS must be a number > 0") from None
+        return cls(
+            signing_secrets=secrets,
+            verify_signatures=verify_signatures,
+            tolerance_seconds=seconds,
+            consumer=get("RECEIVER_CONSUMER") or DEFAULT_CONSUMER,
+            inbox_collection=get("INBOX_COLLECTION") or DEFAULT_INBOX_COLLECTION,
+            counts_collection=get("RECEIVER_COUNTS_COLLECTION") or DEFAULT_COUNTS_COLLECTION,
+        )

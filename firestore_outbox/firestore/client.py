@@ -14,9 +14,9 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 from google.oauth2 import service_account
 
-from firestore_outbox.config.settings import Settings, default_settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.raw import gapic_if_made, point_at_emulator
+from firestore_outbox.firestore.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +54,13 @@ def holding_clients() -> Iterator[list[firestore.Client]]:
         _held.remove(held)
 
 
-def get_db_client(settings: Settings | None = None) -> firestore.Client:
-    """Return a Firestore client; nothing is contacted until the first request.
+def get_db_client(settings: Settings) -> firestore.Client:
+    """A Firestore client for `settings`; nothing is contacted until the first request.
 
-    With `FIRESTORE_EMULATOR_HOST` set it talks to the emulator and needs no credentials;
-    otherwise it uses the service-account key from `FIRESTORE_CREDENTIALS_PATH` or
-    `FIRESTORE_CREDENTIALS_JSON`.
+    With `emulator_host` set it talks to the emulator and needs no credentials; otherwise it
+    uses the service-account key of `credentials_path` or `credentials_json`. (The public
+    `firestore_outbox.get_db_client` reads the settings when given none.)
     """
-    settings = settings or default_settings()
     if settings.emulator_host:
         project = settings.project_id or EMULATOR_DEFAULT_PROJECT
         client = firestore.Client(

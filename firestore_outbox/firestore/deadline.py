@@ -18,7 +18,7 @@ from firestore_outbox.firestore.raw import rewrap_methods
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.settings import Settings
 
 FIRESTORE_HOST = "firestore.googleapis.com"
 # What "did not answer" means: no answer in time, or no connection to ask on.

@@ -29,7 +29,7 @@ from firestore_outbox.observability.logs import configure_logging
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.idempotency.answers import Answer
     from firestore_outbox.idempotency.config import IdempotencyConfig
 

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import ConfigError, OutboxError
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.nudge import hand_off_for
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.nudge import NudgeSettings, hand_off_for
 from firestore_outbox.nudge.wire import nudged_partitions
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges
@@ -59,33 +59,29 @@ class RelayFunction:
     def initialize(self, context: Any) -> None:
         """Warm the Firestore client and the HTTP session before the first timer fires."""
         configuration = self._load()
-        with configuration.in_use():
-            configure_logging(configuration.secrets())
-            try:
-                self._relay(configuration)
-            except OutboxError as exc:  # each invocation reports it again
-                log_event(
-                    logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}"
-                )
+        configure_logging(configuration.secrets())
+        try:
+            self._relay(configuration)
+        except OutboxError as exc:  # each invocation reports it again
+            log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
 
     def handler(self, event: bytes | str | dict[str, Any] | None, context: Any) -> dict[str, Any]:
         """Drain due outbox events; return (and log) the summary of this invocation."""
         # Every invocation reads the configuration once (the environment and ./.env): the
         # secrets to mask may have changed with it.
         configuration = self._load()
-        with configuration.in_use():
-            try:
-                return self._invoke(event, context, configuration)
-            finally:
-                # Function Compute may freeze the instance once the handler returns: what the
-                # exporters hold must be sent now, not by a background thread that never wakes.
-                flush()
+        try:
+            return self._invoke(event, context, configuration)
+        finally:
+            # Function Compute may freeze the instance once the handler returns: what the
+            # exporters hold must be sent now, not by a background thread that never wakes.
+            flush()
 
     def _invoke(self, event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
         started = time.monotonic()
         configure_logging(configuration.secrets())
         try:
-            exporting = configure_telemetry()
+            exporting = configure_telemetry(configuration.environ)
         except ConfigError as exc:  # delivering matters more than tracing it: say so, go on
             exporting = False
             log_event(logger, logging.ERROR, "relay.telemetry_not_configured", str(exc))
@@ -107,7 +103,9 @@ class RelayFunction:
             nudged = nudged_partitions(trigger)  # a producer's nudge: its partitions only
             # What a nudged run's re-check finds goes to a new invocation (a nudge).
             hand_off = (
-                hand_off_for(relay.db, configuration.settings) if nudged is not None else None
+                hand_off_for(relay.db, configuration.settings, _nudge(configuration))
+                if nudged is not None
+                else None
             )
             summary = relay.run(
                 time_budget=_time_budget(context, relay.config),
@@ -160,6 +158,14 @@ class RelayFunction:
         with _gauges_lock:
             if not _gauges:
                 _gauges.append(BacklogGauges(lambda: self._backlog[0]()))
+
+
+def _nudge(configuration: Configuration) -> NudgeSettings | str:
+    """The nudge's settings, or the problem with them (the hand-off is then off)."""
+    try:
+        return configuration.nudge()
+    except OutboxError as exc:
+        return str(exc)
 
 
 def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from firestore_outbox.config.numbers import parse_seconds, parse_whole
-from firestore_outbox.config.settings import env_reader
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import check_collection_id
 from firestore_outbox.idempotency.crypto import EncryptionKeys
+from firestore_outbox.numbers import Get, parse_seconds, parse_whole
 
 DEFAULT_COLLECTION = "idempotency_keys"
 DEFAULT_TENANT_HEADER = "X-Tenant-Id"
@@ -62,39 +60,39 @@ class IdempotencyConfig:
         if self.max_request_bytes <= 0:
             raise ConfigError("IDEMPOTENCY_MAX_REQUEST_BYTES must be more than 0")
 
+    @classmethod
+    def from_environment(cls, get: Get) -> IdempotencyConfig:
+        """The `IDEMPOTENCY_*` variables `get` looks up (`Configuration.idempotency()` calls
+        this); a malformed one raises `ConfigError` naming it."""
+        keys = get("IDEMPOTENCY_ENCRYPTION_KEYS")
+        return cls(
+            collection=get("IDEMPOTENCY_COLLECTION") or DEFAULT_COLLECTION,
+            tenant_header=get("IDEMPOTENCY_TENANT_HEADER") or DEFAULT_TENANT_HEADER,
+            ttl_seconds=_seconds(
+                "IDEMPOTENCY_TTL_SECONDS", get("IDEMPOTENCY_TTL_SECONDS"), DEFAULT_TTL_SECONDS
+            ),
+            lock_timeout_seconds=_seconds(
+                "IDEMPOTENCY_LOCK_TIMEOUT_SECONDS",
+                get("IDEMPOTENCY_LOCK_TIMEOUT_SECONDS"),
+                DEFAULT_LOCK_TIMEOUT_SECONDS,
+            ),
+            max_response_bytes=_bytes(
+                "IDEMPOTENCY_MAX_RESPONSE_BYTES",
+                get("IDEMPOTENCY_MAX_RESPONSE_BYTES"),
+                DEFAULT_MAX_RESPONSE_BYTES,
+            ),
+            max_request_bytes=_bytes(
+                "IDEMPOTENCY_MAX_REQUEST_BYTES",
+                get("IDEMPOTENCY_MAX_REQUEST_BYTES"),
+                DEFAULT_MAX_REQUEST_BYTES,
+            ),
+            encryption=EncryptionKeys.parse(keys) if keys else None,
+        )
+
     @property
     def tenant_environ_key(self) -> str:
         """The WSGI environ key of the tenant header."""
         return "HTTP_" + self.tenant_header.upper().replace("-", "_")
-
-
-def load_idempotency_config(environ: Mapping[str, str] | None = None) -> IdempotencyConfig:
-    """Read the `IDEMPOTENCY_*` variables; a malformed one raises `ConfigError` naming it."""
-    get = env_reader(environ)
-    keys = get("IDEMPOTENCY_ENCRYPTION_KEYS")
-    return IdempotencyConfig(
-        collection=get("IDEMPOTENCY_COLLECTION") or DEFAULT_COLLECTION,
-        tenant_header=get("IDEMPOTENCY_TENANT_HEADER") or DEFAULT_TENANT_HEADER,
-        ttl_seconds=_seconds(
-            "IDEMPOTENCY_TTL_SECONDS", get("IDEMPOTENCY_TTL_SECONDS"), DEFAULT_TTL_SECONDS
-        ),
-        lock_timeout_seconds=_seconds(
-            "IDEMPOTENCY_LOCK_TIMEOUT_SECONDS",
-            get("IDEMPOTENCY_LOCK_TIMEOUT_SECONDS"),
-            DEFAULT_LOCK_TIMEOUT_SECONDS,
-        ),
-        max_response_bytes=_bytes(
-            "IDEMPOTENCY_MAX_RESPONSE_BYTES",
-            get("IDEMPOTENCY_MAX_RESPONSE_BYTES"),
-            DEFAULT_MAX_RESPONSE_BYTES,
-        ),
-        max_request_bytes=_bytes(
-            "IDEMPOTENCY_MAX_REQUEST_BYTES",
-            get("IDEMPOTENCY_MAX_REQUEST_BYTES"),
-            DEFAULT_MAX_REQUEST_BYTES,
-        ),
-        encryption=EncryptionKeys.parse(keys) if keys else None,
-    )
 
 
 def _seconds(variable: str, text: str | None, default: float) -> float:

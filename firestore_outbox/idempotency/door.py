@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from google.api_core.exceptions import GoogleAPIError
 
-from firestore_outbox.consumer.metrics import record_idempotency, record_processing
 from firestore_outbox.errors import CommitFailed, OutboxError
 from firestore_outbox.idempotency.answers import Answer
 from firestore_outbox.idempotency.crypto import AnswerUnreadable
@@ -26,6 +25,7 @@ from firestore_outbox.idempotency.keys import (
     parse_tenant,
     record_id,
 )
+from firestore_outbox.idempotency.metrics import record_idempotency, record_processing
 from firestore_outbox.idempotency.problems import problem
 from firestore_outbox.idempotency.registry import InProgress, KeyRegistry, Lock, Mismatch, Replay
 from firestore_outbox.observability.logs import log_event

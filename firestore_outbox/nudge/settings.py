@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from firestore_outbox.config.settings import env_reader
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.numbers import Get
 
-__all__ = ["NudgeMode", "NudgeSettings", "load_nudge_settings"]
+if TYPE_CHECKING:
+    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.fan_out import FanOutSettings
+
+__all__ = ["NudgeMode", "NudgeSettings"]
 
 
 class NudgeMode(str, Enum):
@@ -24,17 +28,21 @@ class NudgeMode(str, Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class NudgeSettings:
-    """`mode` and, for `http`, `url`. The sender's bounds: at most `queue_size` nudges
-    waiting (more are dropped and counted), `timeout_seconds` per nudge sent, at least
-    `interval_seconds` per token of the sender's bucket (a burst of two goes at once, then one
-    nudge per interval, stretched under load: what coalesces a busy producer's commits into a
-    few relay invocations)."""
+    """`mode` and, for `http`, `url` (for `fc3`, `fan_out`; for `process`, `relay`). The
+    sender's bounds: at most `queue_size` nudges waiting (more are dropped and counted),
+    `timeout_seconds` per nudge sent, at least `interval_seconds` per token of the sender's
+    bucket (a burst of two goes at once, then one nudge per interval, stretched under load:
+    what coalesces a busy producer's commits into a few relay invocations)."""
 
     mode: NudgeMode = NudgeMode.OFF
     url: str | None = None
     queue_size: int = 1000
     timeout_seconds: float = 2.0
     interval_seconds: float = 0.1
+    # What the target is built from: `fc3` invokes the function fan-out names, `process`
+    # drains with this relay configuration (`Configuration.nudge()` fills the one it needs).
+    fan_out: FanOutSettings | None = field(default=None, repr=False)
+    relay: RelayConfig | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode is NudgeMode.HTTP:
@@ -46,14 +54,14 @@ class NudgeSettings:
         if self.queue_size < 1 or self.timeout_seconds <= 0 or self.interval_seconds < 0:
             raise ConfigError("the nudge's queue, timeout and interval must be positive")
 
-
-def load_nudge_settings(environ: Mapping[str, str] | None = None) -> NudgeSettings:
-    """`OUTBOX_NUDGE` and `OUTBOX_NUDGE_URL`; `ConfigError` names a bad one."""
-    get = env_reader(environ)
-    raw = (get("OUTBOX_NUDGE") or "off").lower()
-    try:
-        mode = NudgeMode(raw)
-    except ValueError:
-        names = ", ".join(m.value for m in NudgeMode)
-        raise ConfigError(f"OUTBOX_NUDGE must be one of {names}, got {raw!r}") from None
-    return NudgeSettings(mode=mode, url=get("OUTBOX_NUDGE_URL"))
+    @classmethod
+    def from_environment(cls, get: Get) -> NudgeSettings:
+        """`OUTBOX_NUDGE` and `OUTBOX_NUDGE_URL` as `get` looks them up (`Configuration.nudge()`
+        calls this); `ConfigError` names a bad one."""
+        raw = (get("OUTBOX_NUDGE") or "off").lower()
+        try:
+            mode = NudgeMode(raw)
+        except ValueError:
+            names = ", ".join(m.value for m in NudgeMode)
+            raise ConfigError(f"OUTBOX_NUDGE must be one of {names}, got {raw!r}") from None
+        return cls(mode=mode, url=get("OUTBOX_NUDGE_URL"))

@@ -1,28 +1,27 @@
 """The nudge's targets: FC 3.0 async invoke of the relay function (`fc3`, with the function
 and AccessKey fan-out uses), an HTTP POST (`http`), and drains in this process (`process`:
 `firestore_outbox.nudge.process`).
-Each is built from the environment when the first commit needs it (`nudger_for`)."""
+Each is built from its `NudgeSettings` when the first commit needs it (`nudger_for`)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import urllib3
 
-from firestore_outbox.config.settings import Settings, env_reader
+from firestore_outbox.errors import ConfigError
 from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings
 from firestore_outbox.nudge.wire import nudge_body, nudge_delivery
 from firestore_outbox.publishers.base import Outcome
 from firestore_outbox.publishers.cloud import access_key
 from firestore_outbox.publishers.fc.settings import check_function
-from firestore_outbox.relay.fan_out import FanOutSettings
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
+    from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.nudge.sender import NudgeTarget
     from firestore_outbox.publishers.fc.fc3 import Fc3Publisher
 
@@ -77,7 +76,6 @@ def build_target(
     nudge: NudgeSettings,
     db: Client,
     settings: Settings,
-    environ: Mapping[str, str] | None,
     *,
     unique: bool = False,
 ) -> NudgeTarget:
@@ -88,10 +86,13 @@ def build_target(
     if nudge.mode is NudgeMode.PROCESS:
         from firestore_outbox.nudge.process import ProcessNudge
         from firestore_outbox.relay import Relay
-        from firestore_outbox.relay.config import load_relay_config
 
-        return ProcessNudge(Relay(db, settings, load_relay_config(environ)))
-    function = FanOutSettings.from_environment(env_reader(environ))
+        if nudge.relay is None:
+            raise ConfigError("OUTBOX_NUDGE=process needs the relay's configuration")
+        return ProcessNudge(Relay(db, settings, nudge.relay))
+    function = nudge.fan_out
+    if function is None:
+        raise ConfigError("OUTBOX_NUDGE=fc3 needs the fan-out's settings (RELAY_FAN_OUT_*)")
     check_function(
         "RELAY_FAN_OUT",
         (function.endpoint, None, function.function),

@@ -17,33 +17,12 @@ import logging
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
-from firestore_outbox.config.settings import env_reader
-from firestore_outbox.observability.masking import (
+from firestore_outbox.masking import (
     REDACTED as REDACTED,  # re-exported: older imports name it here
 )
-from firestore_outbox.observability.masking import masker
-from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS
-from firestore_outbox.publishers.http.urls import url_secrets
-
-# Variables whose values are secrets wherever they turn up (the downstream URL's
-# credential-bearing parts are added by `configured_secrets`).
-SECRET_VARIABLES = (
-    "FIRESTORE_CREDENTIALS_JSON",
-    "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
-    "ALIBABA_CLOUD_SECURITY_TOKEN",
-    "RELAY_ROCKETMQ_SECRET_KEY",
-    "OUTBOX_CONSOLE_TOKEN",
-)
-# Comma-separated lists of secrets (several during a rotation): each one is masked.
-SECRET_LIST_VARIABLES = (
-    "RELAY_SIGNING_SECRET",
-    "RECEIVER_SIGNING_SECRET",
-    "IDEMPOTENCY_ENCRYPTION_KEYS",
-)
+from firestore_outbox.masking import masker
 
 
 def log_event(
@@ -62,7 +41,7 @@ def log_event(
 
 class JsonFormatter(logging.Formatter):
     """Formats a record as one line of JSON; every spelling of each of `secrets` (see
-    `firestore_outbox.observability.masking.Masker`) is replaced by `***`.
+    `firestore_outbox.masking.Masker`) is replaced by `***`.
 
     Masking here, in the formatter every handler of the root logger gets, covers every record
     at every level, a library's too (urllib3 names the request target at DEBUG)."""
@@ -126,46 +105,3 @@ def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
             }
         },
     )
-
-
-def configured_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The secrets set in `environ` (default: the environment over `.env`): the secret
-    variables, each signing secret, the private key of the service-account key, the
-    downstream URL's token, the AMQP broker URL's password, the OTLP headers' values."""
-    get = env_reader(environ)
-    secrets = [value for value in map(get, SECRET_VARIABLES) if value]
-    for value in map(get, SECRET_LIST_VARIABLES):
-        parts = [part.strip() for part in (value or "").split(",") if part.strip()]
-        # keyId:key pairs (IDEMPOTENCY_ENCRYPTION_KEYS): the key alone is a secret too.
-        secrets += parts + [p.partition(":")[2] for p in parts if len(p.partition(":")[2]) >= 16]
-    key_text = get("FIRESTORE_CREDENTIALS_JSON")
-    key_path = get("FIRESTORE_CREDENTIALS_PATH")
-    if key_text is None and key_path is not None:
-        try:
-            key_text = Path(key_path).read_text()
-        except OSError:
-            key_text = None
-    secrets += _key_secrets(key_text)
-    urls = ("DOWNSTREAM_SERVICE_URL", "RELAY_AMQP_URL", *OTLP_ENDPOINTS)  # ARMS: token in path
-    for url in map(get, urls):
-        if url:
-            secrets += url_secrets(url)
-    # OTLP headers carry an SLS AccessKey secret or an ARMS token: every value is masked.
-    for header in (get("OTEL_EXPORTER_OTLP_HEADERS") or "").split(","):
-        value = unquote(header.partition("=")[2].strip())
-        if len(value) >= 8:
-            secrets.append(value)
-    return secrets
-
-
-def _key_secrets(key_text: str | None) -> list[str]:
-    try:
-        key = json.loads(key_text or "")
-    except ValueError:
-        return []
-    if not isinstance(key, dict):
-        return []
-    secrets = [str(key[name]) for name in ("private_key", "private_key_id") if key.get(name)]
-    # A line of the PEM body alone is still part of the key.
-    lines = str(key.get("private_key", "")).splitlines()
-    return secrets + [line for line in lines if len(line) >= 16 and "-----" not in line]

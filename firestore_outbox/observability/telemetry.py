@@ -14,7 +14,6 @@ own providers keeps them.
 from __future__ import annotations
 
 import argparse
-import os
 import threading
 from collections.abc import Mapping
 from types import SimpleNamespace
@@ -32,13 +31,11 @@ _lock = threading.Lock()
 _flushers: list[object] = []  # the SDK providers installed here (force_flush each)
 
 
-def configure_telemetry(
-    environ: Mapping[str, str] | None = None, *, metrics_port: int | None = None
-) -> bool:
+def configure_telemetry(environ: Mapping[str, str], *, metrics_port: int | None = None) -> bool:
     """Install the OTLP/HTTP exporters as configured (see the module docstring), and with
     `metrics_port` a Prometheus endpoint (`/metrics` on 127.0.0.1 and that port); True when
-    this process exports. `ConfigError` when the needed extra is not installed."""
-    environ = os.environ if environ is None else environ
+    this process exports (`environ`: the configuration's snapshot, `Configuration.environ`).
+    `ConfigError` when the needed extra is not installed."""
     if (environ.get("OTEL_SDK_DISABLED") or "").strip().lower() == "true":
         return False
     signals = otlp_signals(environ)

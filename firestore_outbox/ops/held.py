@@ -24,7 +24,7 @@ from firestore_outbox.fields import (
     UPDATED_AT,
 )
 from firestore_outbox.firestore.limits import label_problem
-from firestore_outbox.relay.partitioned.partitions import HELD
+from firestore_outbox.partitions import HELD
 from firestore_outbox.relay.store import Change, LeaseStore
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from firestore_outbox.firestore.deadline import bounded_retry
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_chunks
+from firestore_outbox.partitions import partition_chunks
 
 # Firestore commits at most 500 writes at once; pages of that size feed one write each.
 PAGE_SIZE = 500
@@ -45,7 +45,13 @@ def chunks(partitions: int | None = None) -> list[list[int]]:
     partition its first filter, so that the composite index it needs leads with the
     partition (`firestore.indexes.json`); events without a partition (another producer's,
     not yet healed) are not among its results, and `outbox status` counts them apart."""
-    return partition_chunks(configured_partitions() if partitions is None else partitions)
+    if partitions is None:
+        # TODO(issue 34): the commands should be handed the count; until then they ask the
+        # one reader of the environment here.
+        from firestore_outbox.config.loader import Configuration
+
+        partitions = Configuration.load().partitions().count
+    return partition_chunks(partitions)
 
 
 def count_each(queries: list[Any], *, timeout: float | None = None) -> int:

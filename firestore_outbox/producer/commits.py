@@ -48,7 +48,7 @@ from firestore_outbox.producer.batch import Write, build_batch
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.settings import Settings
 
 logger = logging.getLogger(__name__)
 

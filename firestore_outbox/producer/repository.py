@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from google.cloud.firestore import SERVER_TIMESTAMP
 
-from firestore_outbox.config.settings import default_settings
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.fields import (
     AGGREGATE_ID,
@@ -37,7 +36,7 @@ from firestore_outbox.firestore.limits import (
     label_problem,
 )
 from firestore_outbox.observability.tracing import creation_context
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
+from firestore_outbox.partitions import partition_of
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference
@@ -61,7 +60,20 @@ class UnitOfWork(Protocol):
 
 
 def _collection_name(name: str | None, attribute: str) -> str:
-    return name if name is not None else str(getattr(default_settings(), attribute))
+    if name is not None:
+        return name
+    # A public edge given no collection: the process's configuration names it.
+    from firestore_outbox.config.loader import Configuration
+
+    return str(getattr(Configuration.default().settings, attribute))
+
+
+def configured_partitions() -> int:
+    """`RELAY_PARTITIONS` as the configuration says now: for a writer given no count (the
+    writers and the relay must agree on it). Read at this public edge, once per repository."""
+    from firestore_outbox.config.loader import Configuration
+
+    return Configuration.load().partitions().count
 
 
 def checked_id(value: str, what: str) -> str:
@@ -111,10 +123,21 @@ class Repository:
 
 
 class OutboxRepository(Repository):
-    """Outbox events in `OUTBOX_COLLECTION`; the document id is the event id."""
+    """Outbox events in `OUTBOX_COLLECTION`, spread over `partitions` (`RELAY_PARTITIONS`
+    when not given); the document id is the event id."""
 
     _setting = "outbox_collection"
-    _partitions: int | None = None
+
+    def __init__(
+        self,
+        db: Client,
+        collection: str | None = None,
+        *,
+        uow: UnitOfWork | None = None,
+        partitions: int | None = None,
+    ) -> None:
+        super().__init__(db, collection, uow=uow)
+        self._partitions = partitions
 
     def add(self, event_data: Mapping[str, Any], uow: UnitOfWork | None = None) -> str:
         """Queue a `PENDING` outbox event and return its id: `uow.outbox.add(event)`, or

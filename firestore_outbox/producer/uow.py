@@ -11,7 +11,6 @@ from enum import Enum
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from firestore_outbox.config.settings import Settings, default_settings
 from firestore_outbox.errors import BatchTooLarge, DocumentTooLarge, InvalidInput, UnitOfWorkClosed
 from firestore_outbox.firestore.limits import (
     EMULATOR_MAX_REQUEST_BYTES,
@@ -21,6 +20,7 @@ from firestore_outbox.firestore.limits import (
     document_size,
 )
 from firestore_outbox.firestore.raw import emulator_host
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import Nudger, nudge_committed
 from firestore_outbox.producer.batch import Write, build_batch, request_size
 from firestore_outbox.producer.commits import COMMIT_TOKEN_FIELD, Landing, send
@@ -51,7 +51,9 @@ class FirestoreUnitOfWork:
     request at commit (default 10 MiB, or 4 MiB when `db` talks to the emulator).
 
     After a commit that wrote outbox events, the relay is nudged to deliver them now when
-    `OUTBOX_NUDGE` says so (or through `nudger`; `False`: never). The nudge is queued for a
+    `OUTBOX_NUDGE` says so (or through `nudger`; `False`: never). Without `settings` (or
+    `partitions`), the process's configuration names them (`Configuration.default()`;
+    `RELAY_PARTITIONS`, read once per unit of work). The nudge is queued for a
     background sender: it never fails or slows the commit.
 
     Every document it creates carries its commit token (field `commitToken`), so that a commit
@@ -68,10 +70,16 @@ class FirestoreUnitOfWork:
         max_writes: int = MAX_WRITES_PER_BATCH,
         max_batch_bytes: int | None = None,
         nudger: Nudger | bool = True,
+        partitions: int | None = None,
     ) -> None:
-        settings = settings or default_settings()
+        if settings is None:  # the public edge: the process's configuration, read once
+            from firestore_outbox.config.loader import Configuration
+
+            settings = Configuration.default().settings
         self.db = db
-        self.outbox = OutboxRepository(db, settings.outbox_collection, uow=self)
+        self.outbox = OutboxRepository(
+            db, settings.outbox_collection, uow=self, partitions=partitions
+        )
         self._settings = settings
         self._max_writes = max_writes
         if max_batch_bytes is None:
@@ -195,7 +203,15 @@ class FirestoreUnitOfWork:
         self._state = _State.COMMITTED
         logger.debug("committed %d writes", len(writes))
         if not self._replayed and self._nudger is not False:
-            nudge_committed(self._nudger, self.db, self._settings, writes)
+            nudger = self._nudger if isinstance(self._nudger, Nudger) else self._shared_nudger
+            nudge_committed(nudger, self._settings, writes)
+
+    def _shared_nudger(self) -> Nudger | None:
+        """The process's nudger for `OUTBOX_NUDGE`: the configuration is read at this public
+        edge, once per process (`firestore_outbox.config.shortcuts.nudger_for`)."""
+        from firestore_outbox.config.shortcuts import nudger_for
+
+        return nudger_for(self.db, self._settings)
 
     def _add(self, write: Write, headroom: int = 0) -> None:
         self._ensure_open()

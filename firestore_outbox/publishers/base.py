@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypedDict
 from urllib.parse import quote
 
-from firestore_outbox.observability.masking import (
+from firestore_outbox.masking import (
     REDACTED as REDACTED,  # re-exported: older imports name it here
 )
-from firestore_outbox.observability.masking import Masker, masker
+from firestore_outbox.masking import Masker, masker
 
 if TYPE_CHECKING:
     from firestore_outbox.signing import Signer
@@ -205,7 +205,7 @@ def error_class(result: PublishResult) -> str:
 
 def bounded_error(text: str, secrets: Iterable[str] | Masker = ()) -> str:
     """One line of at most `MAX_ERROR_LENGTH` characters with every secret, in every
-    spelling (`firestore_outbox.observability.masking.Masker`), replaced."""
+    spelling (`firestore_outbox.masking.Masker`), replaced."""
     mask = secrets if isinstance(secrets, Masker) else masker(secrets)
     text = mask(text)
     text = re.sub(r"\s+", " ", text).strip()

@@ -24,6 +24,7 @@ from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from firestore_outbox.config.loader import Configuration
+    from firestore_outbox.config.shortcuts import load_relay_config
     from firestore_outbox.publishers.amqp.settings import AmqpSettings
     from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
     from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from firestore_outbox.publishers.mns.settings import MnsSettings
     from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
     from firestore_outbox.publishers.settings import AccessKeySettings
-    from firestore_outbox.relay.config import RelayConfig, load_relay_config
+    from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.core import Relay
     from firestore_outbox.relay.fan_out import FanOutSettings
     from firestore_outbox.relay.partitioned.settings import PartitionSettings

@@ -7,7 +7,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Protocol
 
-from firestore_outbox.observability.logs import configured_secrets, log_event
+from firestore_outbox.observability.logs import log_event
 from firestore_outbox.observability.metrics import AttemptMetrics
 from firestore_outbox.observability.tracing import PublishSpans, messaging_system, record_outcome
 from firestore_outbox.publishers.base import (
@@ -63,7 +63,7 @@ class Attempts:
         )
         # A publisher's exception text goes to `lastError`: masked like every other error.
         self._secrets = [
-            *configured_secrets(),
+            *config.known_secrets,
             *config.signing_secrets,
             *config.publisher.secrets(),
         ]

@@ -4,16 +4,18 @@ The relay's own settings are fields here; each component's are a small settings 
 own, which `RelayConfig` holds rather than inherits: `config.publisher` (one publisher's
 settings: `HttpSettings`, `AmqpSettings`, ... from `firestore_outbox.publishers`),
 `config.partitions` (`PartitionSettings`), `config.fan_out` (`FanOutSettings`) and
-`config.ramp` (`RampSettings`). Each checks itself when it is made, and `load_relay_config`
-reads the environment once for all of them.
+`config.ramp` (`RampSettings`). Each checks itself when it is made; `RelayConfig.from_environment`
+builds them all from one lookup, which `firestore_outbox.config.Configuration` hands it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from firestore_outbox.config.numbers import (
+from firestore_outbox.errors import ConfigError
+from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
+from firestore_outbox.numbers import (
+    Get,
     NumberTable,
     at_least,
     check_seconds,
@@ -21,10 +23,6 @@ from firestore_outbox.config.numbers import (
     parse_whole,
     read_numbers,
 )
-from firestore_outbox.config.settings import env_reader
-from firestore_outbox.errors import ConfigError
-from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
-from firestore_outbox.observability.logs import configured_secrets
 from firestore_outbox.publishers.base import PublisherOptions
 from firestore_outbox.publishers.registry import PUBLISHERS, REGISTRY
 from firestore_outbox.publishers.settings import PublisherSettings
@@ -40,7 +38,7 @@ DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600.0
 
 @dataclass(frozen=True, kw_only=True)
 class RelayConfig:
-    """Relay settings; build with `load_relay_config()`, or directly:
+    """Relay settings; `Configuration.load().relay()` reads them, or build them directly:
     `RelayConfig(publisher=HttpSettings(url=...), partitions=PartitionSettings(count=64))`.
 
     Every field has an environment variable (`RELAY_` + its name in capitals, seconds where
@@ -73,6 +71,9 @@ class RelayConfig:
     # Nudges on: a partition released drained is read once more (`relay.partitioned.drain`).
     recheck_released: bool = False
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+    # Every other secret the process is configured with (`Configuration.secrets()`): a
+    # downstream may echo anything back in an error body, masked there as in the logs.
+    known_secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.publisher, PublisherSettings):
@@ -96,7 +97,7 @@ class RelayConfig:
             if not seconds > 0:
                 raise ConfigError(f"{variable} must be greater than 0, got {seconds}")
         for name, (variable, parse) in NUMBERS.items():
-            if parse is parse_seconds:  # set in code too, not only read by load_relay_config
+            if parse is parse_seconds:  # set in code too, not only read from the environment
                 check_seconds(variable, getattr(self, name))
         if self.backoff_max_seconds < self.backoff_base_seconds:
             raise ConfigError(
@@ -121,6 +122,27 @@ class RelayConfig:
         except ValueError as exc:
             raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
 
+    @classmethod
+    def from_environment(cls, get: Get, known_secrets: tuple[str, ...] = ()) -> RelayConfig:
+        """The relay's variables `get` looks up (`Configuration.relay()` calls this);
+        `ConfigError` names the bad one."""
+        name = (get("RELAY_PUBLISHER") or "http").lower()
+        entry = REGISTRY.get(name)
+        if entry is None:
+            names = ", ".join(PUBLISHERS)
+            raise ConfigError(f"RELAY_PUBLISHER must be one of {names}, got {name!r}")
+        return cls(
+            partitions=PartitionSettings.from_environment(get),
+            fan_out=FanOutSettings.from_environment(get),
+            ramp=RampSettings.from_environment(get),
+            publisher=entry.settings.from_environment(get),
+            event_source=get("RELAY_EVENT_SOURCE"),
+            recheck_released=(get("OUTBOX_NUDGE") or "off").lower() != "off",
+            signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
+            known_secrets=tuple(known_secrets),
+            **read_numbers(get, NUMBERS),
+        )
+
     @property
     def attempt_seconds(self) -> float:
         """The longest one attempt may take: connect and read timeout, then the settle."""
@@ -140,7 +162,7 @@ class RelayConfig:
             "signer": signer,
             # A downstream may echo anything back in an error body, and errors become
             # `lastError`: every secret this process knows is masked there, as in the logs.
-            "secrets": [*configured_secrets(), *self.signing_secrets],
+            "secrets": [*self.known_secrets, *self.signing_secrets],
         }
 
 
@@ -159,36 +181,6 @@ NUMBERS: NumberTable = {
     "retention_seconds": ("OUTBOX_RETENTION_SECONDS", parse_seconds),
     "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", parse_whole),
 }
-
-
-def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
-    """Read the relay's variables like `load_settings()` does; `ConfigError` names the bad one."""
-    get = env_reader(environ)
-    name = (get("RELAY_PUBLISHER") or "http").lower()
-    entry = REGISTRY.get(name)
-    if entry is None:
-        raise ConfigError(f"RELAY_PUBLISHER must be one of {', '.join(PUBLISHERS)}, got {name!r}")
-    return RelayConfig(
-        partitions=PartitionSettings.from_environment(get),
-        fan_out=FanOutSettings.from_environment(get),
-        ramp=RampSettings.from_environment(get),
-        publisher=entry.settings.from_environment(get),
-        event_source=get("RELAY_EVENT_SOURCE"),
-        recheck_released=(get("OUTBOX_NUDGE") or "off").lower() != "off",
-        signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
-        **read_numbers(get, NUMBERS),
-    )
-
-
-def read_seconds(variable: str, default: float, environ: Mapping[str, str] | None = None) -> float:
-    """One relay variable of seconds on its own, for the commands that need no downstream."""
-    raw = env_reader(environ)(variable)
-    if raw is None:
-        return default
-    value = parse_seconds(variable, raw)
-    if value < 0:
-        raise ConfigError(f"{variable} must be at least 0, got {raw!r}")
-    return value
 
 
 def _signing_secrets(value: str | None) -> tuple[str, ...]:

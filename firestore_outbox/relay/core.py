@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from google.api_core import exceptions as google_exceptions
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.base import Publisher
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.relay.attempts import Attempts

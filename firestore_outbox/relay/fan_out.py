@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from firestore_outbox.config.numbers import Get, at_least, parse_whole, read_numbers
+from firestore_outbox.numbers import Get, at_least, parse_whole, read_numbers
 from firestore_outbox.publishers.base import Delivery, Outcome, PublisherOptions
 from firestore_outbox.publishers.cloud import access_key
 from firestore_outbox.publishers.fc.settings import check_function

@@ -30,8 +30,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from firestore_outbox.config.numbers import Get, at_least, parse_seconds, parse_whole, read_numbers
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.numbers import Get, at_least, parse_seconds, parse_whole, read_numbers
 
 __all__ = ["RampGovernor", "RampSchedule", "RampSettings", "bucket", "pace", "parse_ramp"]
 

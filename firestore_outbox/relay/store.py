@@ -47,7 +47,7 @@ from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.firestore.clock import ServerClock
 from firestore_outbox.firestore.raw import Found, run_query
 from firestore_outbox.firestore.watches import Watches
-from firestore_outbox.relay.partitioned.partitions import partition_chunks
+from firestore_outbox.partitions import partition_chunks
 from firestore_outbox.relay.transitions import parked
 
 if TYPE_CHECKING:

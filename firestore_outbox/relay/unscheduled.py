@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.fields import NEXT_ATTEMPT_AT, PARTITION, STATUS, EventStatus
-from firestore_outbox.relay.partitioned.partitions import partition_chunks
+from firestore_outbox.partitions import partition_chunks
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.api_servers import api_server
 from tests.e2e.api_drill import run_drill
 

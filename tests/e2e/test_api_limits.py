@@ -15,7 +15,7 @@ from contextlib import closing
 import pytest
 import requests
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.api_servers import ApiProcess, api_server
 
 CAP = 100_000

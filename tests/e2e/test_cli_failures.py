@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import free_port
 from tests.e2e.test_cli_arguments import OUTBOX
 from tests.helpers import add_orders, relay_environment

@@ -19,8 +19,8 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.cli import main
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from function_compute.relay_handler import handler
 from tests.e2e.test_cli_arguments import OUTBOX
 from tests.helpers import add_orders, outbox, relay_environment

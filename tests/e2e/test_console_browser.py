@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops.status import count_by_status
 from tests.api_servers import ApiProcess, api_server
 from tests.browser import chromium, distinct_bytes

@@ -11,12 +11,12 @@ import time
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 
 WRITER = textwrap.dedent(
     """
     import itertools, sys
-    from firestore_outbox.config.settings import Settings
+    from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.firestore.client import get_db_client
     from app.services import create_new_order
     from app.uow import FirestoreUnitOfWork

@@ -17,7 +17,7 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from function_compute.build import FC_PYTHON, build
 from tests.helpers import add_orders, outbox, relay_environment
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from firestore_outbox.observability.masking import spellings
+from firestore_outbox.masking import spellings
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNING_SECRET = "whsec_" + "c2lnbmluZy1zZWNyZXQtZm9yLXRlc3Rz"

@@ -22,9 +22,9 @@ from google.cloud.firestore import FieldFilter
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator, free_port
 from tests.e2e.drill import ChaosProxy, Fleet
 from tests.helpers import outbox, relay_environment

@@ -14,7 +14,7 @@ import pytest
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import load_settings
+from firestore_outbox.config.shortcuts import load_settings
 from firestore_outbox.errors import CommitFailed, CommitOutcomeUnknown
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.testing.emulator import free_port

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator, free_port, reset_emulator
 from tests.conftest import PROJECT
 from tests.e2e.test_relay_processes import OUTBOX

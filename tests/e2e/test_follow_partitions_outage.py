@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 from tests.conftest import PROJECT
 from tests.e2e.test_follow_outage import (

@@ -18,8 +18,8 @@ from typing import Any
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay.follow.progress import SUMMARY_KEYS
 from tests.e2e.test_cli_arguments import OUTBOX
 from tests.helpers import add_orders, relay_environment

@@ -12,8 +12,8 @@ from pathlib import Path
 import requests
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import free_port
 from tests.e2e.test_relay_processes import OUTBOX, start_relay
 from tests.helpers import add_orders, relay_environment

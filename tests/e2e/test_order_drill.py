@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.config.shortcuts import nudger_for
 from firestore_outbox.consumer.receiver import Receiver
-from firestore_outbox.nudge import nudger_for
+from firestore_outbox.firestore.settings import Settings
 from tests.e2e.drill import Fleet
 from tests.helpers import outbox, relay_environment
 from tests.ordering import Sequences, add_sequences

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from google.cloud.firestore import FieldFilter
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from tests.e2e.test_install import installed, wheel  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]

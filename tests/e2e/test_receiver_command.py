@@ -8,7 +8,7 @@ import subprocess
 
 import requests
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import free_port
 from tests.e2e.drill import OUTBOX
 

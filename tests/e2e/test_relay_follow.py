@@ -12,8 +12,8 @@ from pathlib import Path
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.e2e.test_relay_processes import start_relay
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox, relay_environment, utcnow
 from tests.overlap import (

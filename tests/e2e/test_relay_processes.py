@@ -15,8 +15,8 @@ from pathlib import Path
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import FAST, add_orders, make_relay, outbox, relay_environment, run_until
 from tests.overlap import HeldUntilOverlap, held_relay_variables
 

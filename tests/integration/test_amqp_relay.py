@@ -13,7 +13,7 @@ import pika
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.amqp.settings import AmqpSettings
 from firestore_outbox.relay import Relay
 from firestore_outbox.relay.config import RelayConfig

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from app.api import make_api, make_orders_app
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency import IdempotencyConfig
 from firestore_outbox.testing.metering import meter
 

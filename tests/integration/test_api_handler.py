@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.example import make_api
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.function_compute import HttpFunction
 from function_compute import api_handler
 

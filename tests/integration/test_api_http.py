@@ -13,7 +13,7 @@ import pytest
 import requests
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.api_servers import ApiProcess, api_server
 
 pytestmark = pytest.mark.emulator

@@ -11,7 +11,7 @@ import pytest
 import requests
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.api_servers import api_server
 
 pytestmark = pytest.mark.emulator

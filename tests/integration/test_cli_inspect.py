@@ -8,7 +8,7 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.vector import Vector
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_raw_event, outbox
 from tests.operator_commands import Run, prepared_outbox, run_outbox  # noqa: F401  (fixtures)
 

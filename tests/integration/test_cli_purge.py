@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_own_event, outbox
 from tests.operator_commands import DAY, Run, prepared_outbox, run_outbox, update_times  # noqa: F401  (fixtures)
 

@@ -8,8 +8,8 @@ import json
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_orders, outbox
 from tests.operator_commands import (
     Run,

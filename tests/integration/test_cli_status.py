@@ -7,7 +7,7 @@ from typing import Any
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from tests.operator_commands import Run, prepared_outbox, run_outbox, update_times  # noqa: F401  (fixtures)
 
 

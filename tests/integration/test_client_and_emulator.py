@@ -8,8 +8,8 @@ import socket
 import pytest
 import requests
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.conftest import PROJECT
 

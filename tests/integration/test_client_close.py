@@ -18,13 +18,13 @@ import pytest
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import (
     close_clients,
     get_db_client,
     holding_clients,
     live_clients,
 )
+from firestore_outbox.firestore.settings import Settings
 
 BOUND = 20.0  # seconds: far below the call's own 60 s deadline
 

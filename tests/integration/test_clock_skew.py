@@ -9,8 +9,8 @@ import threading
 import time_machine
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import FAST, add_orders, make_relay, outbox
 
 

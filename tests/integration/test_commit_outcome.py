@@ -12,8 +12,8 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import CommitFailed, CommitOutcomeUnknown
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.metering import meter
 from tests.faults import faulty_client
 

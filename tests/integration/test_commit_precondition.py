@@ -10,8 +10,8 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import CommitFailed
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.producer.commits import Landing, after_failed_commit
 
 pytestmark = pytest.mark.emulator

@@ -12,8 +12,8 @@ import pytest
 from google.cloud import firestore
 
 from app.api import make_api
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.inbox import Inbox, Verdict
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.config import IdempotencyConfig
 from tests.integration.test_metrics import post
 from tests.otel import metric_points, metric_reader

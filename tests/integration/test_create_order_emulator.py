@@ -13,9 +13,9 @@ from app.domain import InvalidOrder
 from app.repository import OrderRepository
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import IdempotencyConflict
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 
 ITEMS = [{"productId": "p1", "quantity": 2}, {"productId": "p2", "quantity": 1}]
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.events import verify_event
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.eventbridge.publisher import (
     EventBridgePublisher,

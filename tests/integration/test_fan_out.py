@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay.fan_out import FAN_OUT_TYPE
 from function_compute.relay_handler import handler
 from tests.fc3_server import Fc3Endpoint

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.events import verify_event
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.fc.fc3 import Fc3Publisher, Fc3Target
 from firestore_outbox.publishers.fc.settings import Fc3Settings

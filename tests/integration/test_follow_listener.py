@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay.follow.follower import Follower
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 

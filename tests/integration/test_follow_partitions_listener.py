@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_orders, outbox
 from tests.integration.test_follow_listener import (
     assert_later_downs_are_failed_resubscriptions,

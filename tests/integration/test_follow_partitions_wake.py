@@ -8,10 +8,10 @@ import time
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.firestore.watches import Watches
-from firestore_outbox.relay.partitioned.partitions import HELD, partition_of
+from firestore_outbox.partitions import HELD, partition_of
 from tests.integration.test_follow_listener import following, listening
 from tests.ordering import add_steps
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.function_compute import RelayFunction
 from tests.fc_invocation import (
     TIMER_EVENT,

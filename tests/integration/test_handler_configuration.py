@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from function_compute.relay_handler import handler
 from tests.fc_invocation import (
     TIMER_EVENT,

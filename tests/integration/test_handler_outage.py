@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
 from function_compute.relay_handler import handler
 from tests.fc_invocation import (

@@ -9,8 +9,8 @@ from urllib.parse import unquote
 from cloudevents.core.bindings.http import HTTPMessage, from_http_event
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.base import Delivery, Outcome, header_value
 from firestore_outbox.publishers.http.publisher import HttpPublisher
 from tests.helpers import add_raw_event, make_relay, outbox

@@ -12,7 +12,7 @@ import pytest
 from google.cloud import firestore
 
 from app.api import make_api
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency import IdempotencyConfig, IdempotencyMiddleware, KeyRegistry
 from tests.faults import faulty_client
 

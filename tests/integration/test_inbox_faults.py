@@ -14,8 +14,8 @@ import pytest
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
+from firestore_outbox.firestore.settings import Settings
 from tests.faults import FaultInjector, faulty_client
 
 SOURCE = "//firestore.googleapis.com/projects/p/databases/(default)/documents/outbox"

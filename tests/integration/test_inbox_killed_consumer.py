@@ -20,9 +20,9 @@ import pytest
 from google.cloud import firestore
 
 from app.order_counter import OrderCounter, ReceiverConfig
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Received
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.inbox_effects import count, in_parallel
 
@@ -41,7 +41,7 @@ CONFIG = ReceiverConfig(verify_signatures=False)
 # anything commits) until it is killed there.
 KILLED_RECEIVER = f"""
 import sys, time
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
 from app.order_counter import OrderCounter, ReceiverConfig
 from firestore_outbox.consumer.receiver import Received

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.inbox import Inbox, LeaseLost, Verdict
+from firestore_outbox.firestore.settings import Settings
 from tests.inbox_effects import SOURCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CRASHING_CONSUMER = """
 import os, sys, time
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.consumer.inbox import Inbox
 

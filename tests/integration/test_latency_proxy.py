@@ -13,8 +13,8 @@ import pytest
 from google.cloud.firestore import FieldFilter
 
 from bench.latency_proxy import DelayProxy
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from tests.conftest import PROJECT
 
 DELAY = 0.05  # each way

@@ -11,9 +11,9 @@ import datetime
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay
 from firestore_outbox.relay.partitioned import lease_mode
 from firestore_outbox.testing.metering import meter

@@ -11,8 +11,8 @@ from typing import Any
 from google.cloud import firestore
 
 from app.api import make_api
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.config import IdempotencyConfig
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.ops.status import backlog_reader

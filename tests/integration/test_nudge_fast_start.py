@@ -11,9 +11,9 @@ from typing import Any
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
-from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from tests.helpers import make_relay, outbox
 from tests.integration.test_lease_mode_switch import SLOW, Gate
 from tests.integration.test_nudge_hazard import HoldFirst, commit

@@ -16,9 +16,10 @@ from contextlib import contextmanager
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.config.shortcuts import nudger_for
 from firestore_outbox.consumer.receiver import Receiver
-from firestore_outbox.nudge import Nudger, nudger_for
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.nudge import Nudger
 from firestore_outbox.nudge.wire import NUDGE_TYPE
 from firestore_outbox.producer.uow import FirestoreUnitOfWork
 from tests.fc3_relay import RelayFunction

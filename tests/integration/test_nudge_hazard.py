@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.producer.uow import FirestoreUnitOfWork
-from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
 from tests.helpers import make_relay, outbox
 
 

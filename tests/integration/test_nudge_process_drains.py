@@ -15,11 +15,12 @@ from contextlib import contextmanager
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.config.shortcuts import nudger_for
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
-from firestore_outbox.nudge import Nudger, nudger_for
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.nudge import Nudger
+from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.producer.uow import FirestoreUnitOfWork
-from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
 from tests.helpers import assert_each_processed_once, outbox, relay_environment
 from tests.integration.test_nudge_hazard import same_partition
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import plan_requeue, read_status, requeue
 from tests.helpers import add_raw_event, outbox, utcnow
 

@@ -12,9 +12,9 @@ from google.cloud import firestore
 from app.order_counter import OrderCounter, ReceiverConfig
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.inbox import InboxStatus
 from firestore_outbox.consumer.receiver import Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.signing import Signer
 from tests.helpers import make_relay, outbox, run_until
 

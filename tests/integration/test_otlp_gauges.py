@@ -15,10 +15,10 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from bench.latency_proxy import DelayProxy
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.deadline import UNANSWERED
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.ops.status import backlog_reader
 from tests.helpers import add_raw_event, relay_environment, utcnow

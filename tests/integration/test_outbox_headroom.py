@@ -9,8 +9,8 @@ import pytest
 from google.cloud import firestore
 
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import DocumentTooLarge
+from firestore_outbox.firestore.settings import Settings
 
 EVENT_ID = "big-event"
 

@@ -14,11 +14,11 @@ from google.cloud import firestore
 from app.domain import NewOrder
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.raw import intercept
-from firestore_outbox.relay.partitioned.partitions import PARTITION, partition_of
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import PARTITION, partition_of
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 
 PARTITIONS = 4  # a survey reads 2 x 4 events: 40 open ones are a backlog

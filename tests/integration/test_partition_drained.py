@@ -19,14 +19,14 @@ from google.cloud import firestore
 from app.domain import NewOrder
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.cas import Written
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.relay import Relay
 from firestore_outbox.relay.lease import Lease, OnSettled, Settled
 from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
-from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.summary import Tally
 from tests.helpers import fast_config, make_relay, outbox

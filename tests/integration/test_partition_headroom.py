@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops.requeue import plan_requeue, requeue
 from firestore_outbox.publishers.base import MAX_ERROR_LENGTH
 from tests.helpers import make_relay, outbox, run_until

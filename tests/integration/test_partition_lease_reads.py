@@ -7,8 +7,8 @@ import random
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.metering import meter
 from tests.helpers import make_relay
 

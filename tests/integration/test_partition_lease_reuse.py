@@ -11,10 +11,10 @@ from collections import Counter
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.relay.partitioned.partitions import partition_of
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import partition_of
 from firestore_outbox.testing.metering import meter
 from tests.helpers import add_orders, make_relay, outbox
 

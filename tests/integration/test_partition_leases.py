@@ -12,14 +12,14 @@ from collections import defaultdict
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.cas import Change
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import partition_of
 from firestore_outbox.publishers.base import Delivery, Outcome, PublishResult
 from firestore_outbox.relay import Relay
 from firestore_outbox.relay.events import OutboxEvent
 from firestore_outbox.relay.partitioned.leases import PartitionLeases
-from firestore_outbox.relay.partitioned.partitions import partition_of
 from firestore_outbox.relay.settling.settler import Lease, Settler
 from tests.helpers import add_orders, fast_config, make_relay, outbox
 from tests.overlap import HeldUntilOverlap

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import make_relay, outbox
 from tests.ordering import add_steps
 

@@ -10,10 +10,10 @@ import random
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops.held import list_held, release_held
-from firestore_outbox.relay.partitioned.partitions import partition_of
+from firestore_outbox.partitions import partition_of
 from tests.helpers import add_raw_event, make_relay, outbox, run_until
 from tests.operator_commands import (
     Run,

@@ -7,8 +7,8 @@ import random
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import make_relay, outbox
 from tests.ordering import Sequences, add_steps
 

@@ -13,11 +13,11 @@ import pytest
 from google.cloud import firestore
 
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.cas import Change
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import partition_of
 from firestore_outbox.relay.partitioned import survey
-from firestore_outbox.relay.partitioned.partitions import partition_of
 from tests.helpers import add_raw_event, make_relay, outbox
 from tests.ordering import Sequences
 

@@ -11,9 +11,9 @@ from google.cloud import firestore
 from app.repository import OutboxRepository
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.errors import InvalidInput
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import make_relay, outbox
 
 SHIPPED = {

@@ -8,7 +8,7 @@ import threading
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.metrics import AttemptMetrics
 from firestore_outbox.publishers.base import Delivery, Publisher, PublishResult
 from firestore_outbox.relay import Relay

@@ -10,9 +10,9 @@ import datetime as dt
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.consumer.receiver import Receiver
-from firestore_outbox.relay.config import load_relay_config
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay.ramp import RampSettings
 from tests.helpers import add_orders, make_relay, outbox, run_until
 

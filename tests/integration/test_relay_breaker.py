@@ -9,8 +9,8 @@ import time
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.base import Delivery, PublishResult
 from firestore_outbox.relay import Relay
 from firestore_outbox.relay.config import SETTLE_ALLOWANCE_SECONDS

@@ -17,7 +17,7 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox import cli
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay
 from tests.helpers import add_orders, make_relay, outbox, relay_environment
 from tests.wire_servers import RawServer, answer, serve_forever

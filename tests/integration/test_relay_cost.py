@@ -9,11 +9,11 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.relay import Relay
-from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.testing.metering import meter
 from tests.helpers import add_orders, make_relay, outbox
 

@@ -9,8 +9,8 @@ import json
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay.events import rfc3339
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox, utcnow
 

@@ -9,8 +9,8 @@ import logging
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay.store import Change, LeaseStore
 from tests.helpers import (
     add_raw_event,

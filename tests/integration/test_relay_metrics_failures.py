@@ -8,8 +8,8 @@ from typing import Any
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay
 from tests.helpers import (
     add_orders,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 
 

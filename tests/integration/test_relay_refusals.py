@@ -12,9 +12,9 @@ import pytest
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.faults import faulty_client
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox

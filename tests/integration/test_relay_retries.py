@@ -8,8 +8,8 @@ import time
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox, run_until
 
 

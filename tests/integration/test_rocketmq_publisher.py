@@ -12,7 +12,7 @@ import pytest
 from google.cloud import firestore
 from rocketmq.grpc_protocol import definition_pb2 as d
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.publishers.rocketmq.publisher import RocketMqPublisher, RocketMqTarget

@@ -14,8 +14,8 @@ import pytest
 import requests
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import plan_requeue, requeue
 from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.conftest import PROJECT

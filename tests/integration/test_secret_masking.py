@@ -14,9 +14,10 @@ import pytest
 import urllib3
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
+from firestore_outbox.config.secrets import configured_secrets
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
-from firestore_outbox.observability.logs import configure_logging, configured_secrets
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.observability.logs import configure_logging
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.http.publisher import HttpPublisher
 from tests.helpers import add_orders, make_relay, outbox

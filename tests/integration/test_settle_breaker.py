@@ -12,9 +12,9 @@ from typing import Any
 import grpc
 import pytest
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay, RelayConfig
 from firestore_outbox.testing.emulator import FirestoreEmulator
 from firestore_outbox.testing.metering import intercept

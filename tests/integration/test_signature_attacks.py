@@ -15,8 +15,8 @@ import requests
 from google.cloud import firestore
 
 from app.order_counter import OrderCounter, ReceiverConfig
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_raw_event, make_relay
 
 SECRET = "whsec-0123456789abcdef"

@@ -10,8 +10,8 @@ from typing import Any
 import grpc
 from google.cloud import firestore
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.ops.status import backlog_reader, count_by_status
 from firestore_outbox.testing.metering import intercept

@@ -18,8 +18,8 @@ from app.api import make_orders_app
 from app.order_counter import OrderCounter, ReceiverConfig
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.firestore.settings import Settings
 from tests.helpers import add_orders, add_raw_event, make_relay, outbox
 from tests.otel import finished_spans, span_exporter
 

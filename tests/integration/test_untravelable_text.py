@@ -10,8 +10,8 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import InvalidInput
+from firestore_outbox.firestore.settings import Settings
 
 SURROGATE = "order-\udc80"  # a lone surrogate: not encodable as UTF-8
 CONTROL = "order-\n1"  # a control character: see README, "What ids may hold"

@@ -9,8 +9,8 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import BatchTooLarge, DocumentAlreadyExists, DocumentTooLarge
+from firestore_outbox.firestore.settings import Settings
 
 ITEMS = [{"productId": "p1", "quantity": 1}]
 

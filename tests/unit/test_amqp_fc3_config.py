@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from firestore_outbox.config.secrets import configured_secrets
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.observability.logs import configured_secrets
 from firestore_outbox.publishers.amqp.settings import AmqpSettings
 from firestore_outbox.publishers.fc.settings import Fc3Settings
-from firestore_outbox.relay.config import load_relay_config
 
 AMQP = {
     "RELAY_PUBLISHER": "amqp",

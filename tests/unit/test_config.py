@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from firestore_outbox.config.settings import Settings, default_settings, load_settings
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.shortcuts import load_settings
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.firestore.settings import Settings
 
 
 def test_defaults_follow_the_contract() -> None:
@@ -86,16 +88,18 @@ def test_dotenv_in_cwd_is_read_and_process_environment_wins(
     assert "ORDERS_COLLECTION" not in os.environ
 
 
-def test_default_settings_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    default_settings.cache_clear()
+def test_the_default_configuration_is_read_once_per_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    Configuration.default.cache_clear()
     monkeypatch.setenv("ORDERS_COLLECTION", "first_read")
     try:
-        assert default_settings().orders_collection == "first_read"
+        assert Configuration.default().settings.orders_collection == "first_read"
         monkeypatch.setenv("ORDERS_COLLECTION", "second_read")
-        assert default_settings().orders_collection == "first_read"
+        assert Configuration.default().settings.orders_collection == "first_read"
         assert load_settings().orders_collection == "second_read"
     finally:
-        default_settings.cache_clear()
+        Configuration.default.cache_clear()
 
 
 def test_the_firestore_deadline_defaults_to_10_seconds_and_is_read() -> None:

@@ -10,13 +10,16 @@ from typing import Any
 
 import pytest
 
-from firestore_outbox.config.numbers import parse_seconds, parse_whole
-from firestore_outbox.config.settings import load_settings
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.shortcuts import (
+    load_idempotency_config,
+    load_relay_config,
+    load_settings,
+)
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.idempotency.config import load_idempotency_config
+from firestore_outbox.numbers import parse_seconds, parse_whole
 from firestore_outbox.publishers.http.settings import HttpSettings
-from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
-from firestore_outbox.relay.partitioned.partitions import configured_partitions
+from firestore_outbox.relay.config import RelayConfig
 
 Loader = Callable[[Mapping[str, str]], Any]
 RELAY = {"DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/events"}
@@ -28,11 +31,11 @@ SECONDS: list[tuple[str, Loader]] = [
     ("RELAY_LOCK_TIMEOUT_SECONDS", lambda env: load_relay_config({**RELAY, **env})),
     (
         "RELAY_FIRESTORE_TIMEOUT_SECONDS",
-        lambda env: read_seconds("RELAY_FIRESTORE_TIMEOUT_SECONDS", 1.0, env),
+        lambda env: Configuration.load(env).seconds("RELAY_FIRESTORE_TIMEOUT_SECONDS", 1.0),
     ),
 ]
 WHOLE: list[tuple[str, Loader]] = [
-    ("RELAY_PARTITIONS", configured_partitions),
+    ("RELAY_PARTITIONS", lambda env: Configuration.load(env).partitions().count),
     ("RELAY_PARTITIONS", lambda env: load_relay_config({**RELAY, **env})),
     ("RELAY_BATCH_SIZE", lambda env: load_relay_config({**RELAY, **env})),
 ]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from google.api_core import exceptions as google_exceptions
 from google.api_core import gapic_v1
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.deadline import unanswered, with_deadline
+from firestore_outbox.firestore.settings import Settings
 
 
 def test_every_method_of_the_client_defaults_to_the_deadline() -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.config.variables import VARIABLES
 from firestore_outbox.relay.config import NUMBERS as RELAY_NUMBERS
-from firestore_outbox.relay.config import load_relay_config
 from function_compute.preview import HIDDEN_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]

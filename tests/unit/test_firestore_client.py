@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from google.auth.credentials import AnonymousCredentials
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.client import EMULATOR_DEFAULT_PROJECT, get_db_client
+from firestore_outbox.firestore.settings import Settings
 
 
 def test_emulator_needs_no_credentials_and_has_a_default_project() -> None:

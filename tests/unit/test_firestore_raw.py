@@ -13,9 +13,9 @@ from google.cloud.firestore import SERVER_TIMESTAMP
 from google.cloud.firestore_v1 import _helpers
 from google.cloud.firestore_v1.types import write
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore import raw as firestore_raw
 from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.firestore.settings import Settings
 
 T0 = dt.datetime(2026, 11, 21, 8, 0, tzinfo=dt.timezone.utc)
 

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
+from firestore_outbox.config.shortcuts import load_idempotency_config
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.idempotency.answers import Answer, replayed, stored_fields
-from firestore_outbox.idempotency.config import IdempotencyConfig, load_idempotency_config
+from firestore_outbox.idempotency.config import IdempotencyConfig
 from firestore_outbox.idempotency.crypto import AnswerUnreadable, EncryptionKeys
 from firestore_outbox.idempotency.keys import (
     InvalidKey,
@@ -149,7 +150,7 @@ def test_defaults() -> None:
 
 
 def test_encryption_keys_are_secrets_the_logs_mask() -> None:
-    from firestore_outbox.observability.logs import configured_secrets
+    from firestore_outbox.config.secrets import configured_secrets
 
     secrets = configured_secrets({"IDEMPOTENCY_ENCRYPTION_KEYS": f"k1:{KEY_A}, k2:{KEY_B}"})
     assert {KEY_A, KEY_B, f"k1:{KEY_A}"} <= set(secrets)

@@ -25,9 +25,9 @@ from google.cloud.firestore_v1.aggregation import AggregationQuery
 from google.cloud.firestore_v1.client import Client
 from google.cloud.firestore_v1.query import Query
 
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.raw import QueryResult
+from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import find_anomalies, plan_requeue, read_status, requeue
 from firestore_outbox.ops.held import list_held, release_held
 from firestore_outbox.ops.overview import read_overview

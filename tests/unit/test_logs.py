@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from firestore_outbox.observability.logs import JsonFormatter, configured_secrets, log_event
+from firestore_outbox.config.secrets import configured_secrets
+from firestore_outbox.observability.logs import JsonFormatter, log_event
 from firestore_outbox.publishers.base import error_class
 from firestore_outbox.relay import Outcome, PublishResult
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firestore_outbox.observability.masking import Masker, masker
+from firestore_outbox.masking import Masker, masker
 from firestore_outbox.publishers.http.urls import url_secrets
 
 

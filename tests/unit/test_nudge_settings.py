@@ -7,16 +7,21 @@ import json
 
 import pytest
 
+from firestore_outbox.config.shortcuts import load_nudge_settings
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.nudge import NudgeMode, load_nudge_settings
+from firestore_outbox.nudge import NudgeMode
 from firestore_outbox.nudge.wire import NUDGE_TYPE, nudge_body, nudge_delivery, nudged_partitions
 from firestore_outbox.publishers.fc.fc3 import task_id
 
 
 def test_nudges_are_off_by_default_and_each_target_is_named() -> None:
     assert load_nudge_settings({}).mode is NudgeMode.OFF
+    relay = {"DOWNSTREAM_SERVICE_URL": "http://r/events"}  # what `process` drains with
     for mode in ("off", "fc3", "process", "FC3"):
-        assert load_nudge_settings({"OUTBOX_NUDGE": mode}).mode.value == mode.lower()
+        nudge = load_nudge_settings({"OUTBOX_NUDGE": mode, **relay})
+        assert nudge.mode.value == mode.lower()
+    assert load_nudge_settings({"OUTBOX_NUDGE": "process", **relay}).relay is not None
+    assert load_nudge_settings({"OUTBOX_NUDGE": "fc3"}).fan_out is not None
     http = load_nudge_settings({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "http://r/nudge"})
     assert http.url == "http://r/nudge"
 

@@ -1,6 +1,8 @@
 """The library's shape: one package, folders a reader can take in, no way back into `app`,
-and no import cycle (type-only imports included: a cycle hidden behind `TYPE_CHECKING` is
-still two modules that cannot be understood one without the other)."""
+folders that import one way only (the wiring in `config` on top, the root modules at the
+bottom), and no import cycle between modules (type-only imports included: a cycle hidden
+behind `TYPE_CHECKING` is still two modules that cannot be understood one without the
+other)."""
 
 from __future__ import annotations
 
@@ -24,10 +26,10 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(path): path for path in sorted(LIBRARY.rglob("*.py"))}
 
 
-def imports(path: Path, *, module_level_only: bool) -> set[str]:
+def imports(path: Path, *, module_level_only: bool, run_time: bool = False) -> set[str]:
     """The modules `path` imports; `module_level_only` skips imports inside functions. A
     package's `__init__` may re-export lazily (PEP 562) with type-only imports for type
-    checkers: those run never, and are skipped there (and only there)."""
+    checkers: those run never, and are skipped there (everywhere with `run_time`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = (
         module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
@@ -38,7 +40,7 @@ def imports(path: Path, *, module_level_only: bool) -> set[str]:
         for child in ast.iter_child_nodes(node):
             if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if path.name == "__init__.py" and _type_checking_block(child):
+            if (run_time or path.name == "__init__.py") and _type_checking_block(child):
                 continue
             if isinstance(child, ast.Import):
                 found.update(alias.name for alias in child.names)
@@ -178,3 +180,45 @@ def test_importing_the_library_imports_no_app_module_and_connects_to_nothing() -
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "[]"
+
+
+def folder_of(module: str) -> str:
+    """The folder of `firestore_outbox` a module belongs to: its first package below the
+    library (`relay` for `relay.partitioned.drain`), or "root" for the library's own modules
+    (`errors`, `fields`, `numbers`, `partitions`, ...)."""
+    parts = module.split(".")
+    if len(parts) == 2 and MODULES[module].name != "__init__.py":
+        return "root"
+    return parts[1] if len(parts) > 1 else "root"
+
+
+def folder_graph() -> dict[str, set[str]]:
+    """Folder -> the folders its modules import when they run: imports inside functions
+    count (they run when called), type-only ones do not. The package's own `__init__` (the
+    public surface, which names every folder) is left out."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        if name == "firestore_outbox":
+            continue
+        source = folder_of(name)
+        for module in imports(path, module_level_only=False, run_time=True):
+            if module in MODULES and module != "firestore_outbox":
+                target = folder_of(module)
+                if target != source:
+                    graph.setdefault(source, set()).add(target)
+    return graph
+
+
+def test_the_folders_import_one_way() -> None:
+    graph = folder_graph()
+    assert cycles(graph) == []
+    # the wiring is on top: nothing it builds imports it back
+    assert "config" in graph["cli"]
+    assert graph.get("root", set()) == set()  # the root modules import no folder
+
+
+def test_the_folder_graph_sees_imports_inside_functions_and_finds_a_loop() -> None:
+    # `Configuration.relay()` imports the relay's settings inside the method
+    assert "relay" in folder_graph()["config"]
+    made_up = {"root": set(), "relay": {"root", "config"}, "config": {"relay"}, "cli": {"config"}}
+    assert cycles(made_up) == [["config", "relay"]]

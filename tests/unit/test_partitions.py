@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.cas import WriteOutcome, Written
+from firestore_outbox.partitions import partition_of
 from firestore_outbox.publishers.base import Outcome, PublishResult
-from firestore_outbox.relay.config import load_relay_config
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
-from firestore_outbox.relay.partitioned.partitions import configured_partitions, partition_of
 from tests.helpers import FAST, configured
 
 
@@ -27,8 +28,7 @@ def test_the_partition_is_the_sha256_prefix_modulo_the_count_in_every_process() 
     digest = hashlib.sha256(b"order-1").digest()
     assert partition_of("order-1", 1024) == int.from_bytes(digest[:8], "big") % 1024 == 396
     script = (
-        "from firestore_outbox.relay.partitioned.partitions import partition_of; "
-        "print(partition_of('order-1', 16))"
+        "from firestore_outbox.partitions import partition_of; print(partition_of('order-1', 16))"
     )
     other = subprocess.run(
         [sys.executable, "-c", script],
@@ -44,7 +44,7 @@ def test_the_partition_is_the_sha256_prefix_modulo_the_count_in_every_process() 
 @pytest.mark.parametrize("raw", ["0", "-1", "1025", "four", "1.5"])
 def test_a_bad_partition_count_is_refused_naming_the_variable(raw: str) -> None:
     with pytest.raises(ConfigError, match="RELAY_PARTITIONS"):
-        configured_partitions({"RELAY_PARTITIONS": raw})
+        Configuration.load({"RELAY_PARTITIONS": raw}).partitions()
     with pytest.raises(ConfigError, match="RELAY_PARTITIONS"):
         load_relay_config({"DOWNSTREAM_SERVICE_URL": "http://x/", "RELAY_PARTITIONS": raw})
 
@@ -56,7 +56,7 @@ def test_a_bad_partition_count_is_refused_naming_the_variable(raw: str) -> None:
 def test_the_partitioning_choices_are_validated(variable: str, value: str) -> None:
     with pytest.raises(ConfigError, match=variable):
         load_relay_config({"DOWNSTREAM_SERVICE_URL": "http://x/", variable: value})
-    assert configured_partitions({}) == 16
+    assert Configuration.load({}).partitions().count == 16
 
 
 @dataclasses.dataclass

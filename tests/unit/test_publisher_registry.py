@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.cloud import AccessKeyTarget
 from firestore_outbox.publishers.http.publisher import HttpPublisher
 from firestore_outbox.publishers.registry import REGISTRY, publisher_for
-from firestore_outbox.relay.config import load_relay_config
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

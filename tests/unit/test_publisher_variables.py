@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
 from firestore_outbox.publishers.fc.settings import FcSettings
 from firestore_outbox.publishers.mns.settings import MnsSettings
 from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
-from firestore_outbox.relay.config import load_relay_config
 from tests.relay_variables import FC
 
 

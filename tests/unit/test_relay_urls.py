@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.http.settings import HttpSettings
-from firestore_outbox.relay.config import load_relay_config
 from tests.relay_variables import FC
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.http.settings import HttpSettings
-from firestore_outbox.relay.config import RelayConfig, load_relay_config, read_seconds
+from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.partitioned.settings import PartitionSettings
 from tests.relay_variables import URL
 
@@ -81,15 +83,21 @@ def test_bad_values_name_their_variable(variables: dict[str, str], message: str 
 
 
 def test_read_seconds_reads_one_variable_without_the_rest() -> None:
-    assert read_seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0, {}) == 300.0
+    assert Configuration.load({}).seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0) == 300.0
     assert (
-        read_seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0, {"RELAY_LOCK_TIMEOUT_SECONDS": "60"})
+        Configuration.load({"RELAY_LOCK_TIMEOUT_SECONDS": "60"}).seconds(
+            "RELAY_LOCK_TIMEOUT_SECONDS", 300.0
+        )
         == 60
     )
     with pytest.raises(ConfigError, match="OUTBOX_RETENTION_SECONDS must be at least 0"):
-        read_seconds("OUTBOX_RETENTION_SECONDS", 1.0, {"OUTBOX_RETENTION_SECONDS": "-5"})
+        Configuration.load({"OUTBOX_RETENTION_SECONDS": "-5"}).seconds(
+            "OUTBOX_RETENTION_SECONDS", 1.0
+        )
     with pytest.raises(ConfigError, match="OUTBOX_RETENTION_SECONDS must be a number"):
-        read_seconds("OUTBOX_RETENTION_SECONDS", 1.0, {"OUTBOX_RETENTION_SECONDS": "7d"})
+        Configuration.load({"OUTBOX_RETENTION_SECONDS": "7d"}).seconds(
+            "OUTBOX_RETENTION_SECONDS", 1.0
+        )
 
 
 def test_signing_secrets_are_read_checked_and_never_shown() -> None:

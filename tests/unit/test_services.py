@@ -7,8 +7,8 @@ import pytest
 from app.domain import InvalidOrder
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import IdempotencyConflict
+from firestore_outbox.firestore.settings import Settings
 from tests.unit.fakes import FakeDb
 
 ITEMS = [{"productId": "p1", "quantity": 2}]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firestore_outbox.observability.logs import configured_secrets
+from firestore_outbox.config.secrets import configured_secrets
 from firestore_outbox.observability.telemetry import configure_telemetry
 
 

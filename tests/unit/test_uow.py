@@ -6,7 +6,6 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.config.settings import Settings
 from firestore_outbox.errors import (
     BatchTooLarge,
     CommitFailed,
@@ -18,6 +17,7 @@ from firestore_outbox.errors import (
     UnitOfWorkClosed,
 )
 from firestore_outbox.firestore.limits import MAX_DOCUMENT_BYTES
+from firestore_outbox.firestore.settings import Settings
 from tests.unit.fakes import FakeDb
 
 SETTINGS = Settings()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import pika
 from pika.spec import BasicProperties
 
-from firestore_outbox.observability.masking import masker
+from firestore_outbox.masking import masker
 from firestore_outbox.publishers.amqp.link import LinkClosed, LinkTimeout
 from firestore_outbox.publishers.amqp.pool import LinkPool
 from firestore_outbox.publishers.base import (

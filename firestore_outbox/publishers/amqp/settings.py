@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-from firestore_outbox.config.numbers import Get
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.numbers import Get
 from firestore_outbox.publishers.http.urls import url_secrets
 from firestore_outbox.publishers.settings import PublisherSettings, required
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from firestore_outbox.config.numbers import Get
+from firestore_outbox.numbers import Get
 from firestore_outbox.publishers.settings import (
     AccessKeySettings,
     PublisherSettings,

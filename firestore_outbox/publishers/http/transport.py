@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import certifi
 import urllib3
 
-from firestore_outbox.observability.masking import masker
+from firestore_outbox.masking import masker
 from firestore_outbox.publishers.base import (
     Outcome,
     PublisherOptions,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from firestore_outbox.observability.masking import MIN_SECRET_LENGTH
+from firestore_outbox.masking import MIN_SECRET_LENGTH
 
 
 def url_problem(url: str) -> str | None:

@@ -24,9 +24,9 @@ from firestore_outbox.fields import (
 )
 from firestore_outbox.firestore.cas import Change
 from firestore_outbox.observability.logs import log_event
+from firestore_outbox.partitions import HELD
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
-from firestore_outbox.relay.partitioned.partitions import HELD
 from firestore_outbox.relay.partitioned.scan import heal_fields, needs_heal
 from firestore_outbox.relay.partitioned.settings import FailedHead
 from firestore_outbox.relay.pipeline import outcome_of

@@ -27,15 +27,15 @@ from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
 from firestore_outbox.fields import CREATED_AT, NEXT_ATTEMPT_AT, STATUS, EventStatus
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
-from firestore_outbox.publishers.base import bounded_error
-from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
-from firestore_outbox.relay.partitioned.partitions import (
+from firestore_outbox.partitions import (
     HELD,
     PARTITION,
     SEQUENCE,
     partition_chunks,
     partition_of,
 )
+from firestore_outbox.publishers.base import bounded_error
+from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
 from firestore_outbox.relay.transitions import parked
 
 if TYPE_CHECKING:

@@ -1,16 +1,16 @@
 """The partitioned relay's settings: per-event or partition leases, how many partitions and
 how many one claim takes, per-aggregate order and what a FAILED head event does, and where
 the partition leases live (`RELAY_LEASES`, `RELAY_PARTITIONS`, ...;
-`firestore_outbox.relay.partitioned.partitions`)."""
+`firestore_outbox.partitions`)."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 
-from firestore_outbox.config.numbers import Get, at_least, parse_whole, read_numbers
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.relay.partitioned.partitions import DEFAULT_PARTITIONS, check_partitions
+from firestore_outbox.numbers import Get, at_least, parse_whole, read_numbers
+from firestore_outbox.partitions import DEFAULT_PARTITIONS, check_partitions
 
 
 class LeaseMode(str, enum.Enum):

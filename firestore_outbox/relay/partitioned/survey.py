@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.fields import AGGREGATE_ID
+from firestore_outbox.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
-from firestore_outbox.relay.partitioned.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.partitioned.scan import (
     Healed,
     heal_unpartitioned,

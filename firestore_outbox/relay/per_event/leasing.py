@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from firestore_outbox.fields import LAST_ERROR, NEXT_ATTEMPT_AT
 from firestore_outbox.firestore.cas import Change, WriteOutcome
 from firestore_outbox.observability.logs import log_event
+from firestore_outbox.partitions import PARTITION, partition_of
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.outcomes import count_refused
-from firestore_outbox.relay.partitioned.partitions import PARTITION, partition_of
 from firestore_outbox.relay.partitioned.scan import heal_fields, needs_heal, needs_partition
 from firestore_outbox.relay.summary import Count, StopReason, Tally
 from firestore_outbox.relay.transitions import LeasePlan, Planned, plan_lease

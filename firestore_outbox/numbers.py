@@ -28,7 +28,7 @@ __all__ = [
     "read_numbers",
 ]
 
-# A lookup of one environment variable (`firestore_outbox.config.settings.env_reader`): stripped,
+# A lookup of one environment variable (`firestore_outbox.config.Configuration.get`): stripped,
 # None when unset.
 Get = Callable[[str], "str | None"]
 

@@ -15,10 +15,7 @@ partition they were written with (docs/concepts/partitions.md says how to change
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 
-from firestore_outbox.config.numbers import parse_whole
-from firestore_outbox.config.settings import env_reader
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.fields import HELD, PARTITION, SEQUENCE
 
@@ -29,7 +26,6 @@ __all__ = [
     "PARTITION",
     "SEQUENCE",
     "check_partitions",
-    "configured_partitions",
     "partition_chunks",
     "partition_of",
 ]
@@ -69,12 +65,3 @@ def check_partitions(value: object) -> int:
             f"RELAY_PARTITIONS must be a whole number from 1 to {MAX_PARTITIONS}, got {value!r}"
         )
     return value
-
-
-def configured_partitions(environ: Mapping[str, str] | None = None) -> int:
-    """`RELAY_PARTITIONS` (default 16), read the way the rest of the configuration is: the
-    writers (the repository) and the relay must agree on it."""
-    raw = env_reader(environ)("RELAY_PARTITIONS")
-    if raw is None:
-        return DEFAULT_PARTITIONS
-    return check_partitions(parse_whole("RELAY_PARTITIONS", raw))
