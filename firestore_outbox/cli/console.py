@@ -50,6 +50,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         secrets=secrets,
         lock_timeout_seconds=lock_timeout(args),
         partition_collection=args.config.partitions().collection,
+        partitions=args.config.partitions().count,
         refresh_seconds=args.refresh,
     )
     server = create_server(

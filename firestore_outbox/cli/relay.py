@@ -72,6 +72,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         read = backlog_reader(
             db,
             settings.outbox_collection,
+            partitions=config.partitions.count,
             lock_timeout_seconds=config.lock_timeout_seconds,
             timeout=settings.firestore_timeout_seconds,
         )

@@ -16,6 +16,7 @@ from firestore_outbox.console.access import Guard
 from firestore_outbox.console.app import ConsoleApp
 from firestore_outbox.console.context import Context
 from firestore_outbox.console.html import Html
+from firestore_outbox.partitions import DEFAULT_PARTITIONS
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -33,17 +34,19 @@ def make_console(
     secrets: Iterable[str],
     lock_timeout_seconds: float = 300.0,
     partition_collection: str = "outbox_partitions",
+    partitions: int = DEFAULT_PARTITIONS,
     refresh_seconds: float = 5.0,
 ) -> ConsoleApp:
     """The console over `db` (give it a client whose calls are bounded: `ops_client`).
     `token`: required of every request when set; `secrets`: masked wherever shown (the
-    token is added)."""
+    token is added); `partitions` and `partition_collection`: the relay's."""
     guard = Guard(token)
     masked = tuple(secrets) + ((token,) if token else ())
     ctx = Context(
         db,
         settings.outbox_collection,
         partition_collection,
+        partitions,
         lock_timeout_seconds,
         settings.firestore_timeout_seconds,
         Html(masked, guard.csrf),

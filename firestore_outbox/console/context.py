@@ -24,6 +24,7 @@ class Context:
     db: Client
     collection: str
     partition_collection: str
+    partitions: int
     lock_timeout_seconds: float
     timeout: float
     html: Html

@@ -43,6 +43,7 @@ def live(ctx: Context, query: Query) -> Answer:
         ctx.db,
         ctx.collection,
         ctx.partition_collection,
+        partitions=ctx.partitions,
         now=ctx.now(),
         lock_timeout_seconds=ctx.lock_timeout_seconds,
         timeout=ctx.timeout,

@@ -142,6 +142,7 @@ class RelayFunction:
                     backlog_reader(
                         db,
                         settings.outbox_collection,
+                        partitions=config.partitions.count,
                         lock_timeout_seconds=config.lock_timeout_seconds,
                         timeout=settings.firestore_timeout_seconds,
                     )

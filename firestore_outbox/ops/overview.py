@@ -61,6 +61,7 @@ def read_overview(
     collection: str,
     partition_collection: str,
     *,
+    partitions: int,
     now: datetime.datetime,
     lock_timeout_seconds: float,
     window_seconds: float = 300.0,
@@ -71,18 +72,18 @@ def read_overview(
     counts = count_by_status(db, collection, deadline=deadline)
     expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
     store = LeaseStore(db, collection, timeout=time_left(deadline))
-    waiting = oldest_waiting(store, now, expired_before)
+    waiting = oldest_waiting(store, now, expired_before, partitions)
     oldest = max(waiting) if waiting else None
     since = now - datetime.timedelta(seconds=window_seconds)
     delivered = count_each(
-        processed_queries(db, collection, ">=", since), timeout=time_left(deadline)
+        processed_queries(db, collection, ">=", since, partitions), timeout=time_left(deadline)
     )
     failed_lately = [
         db.collection(collection)
         .where(filter=FieldFilter(PARTITION, "in", chunk))
         .where(filter=FieldFilter(STATUS, "==", EventStatus.FAILED.value))
         .where(filter=FieldFilter(UPDATED_AT, ">=", since))
-        for chunk in chunks()
+        for chunk in chunks(partitions)
     ]
     failed = count_each(failed_lately, timeout=time_left(deadline))
     return Overview(

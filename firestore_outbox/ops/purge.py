@@ -28,10 +28,10 @@ Progress = Callable[[int], None]
 
 
 def processed_queries(
-    db: Client, collection: str, op: str, cutoff: datetime.datetime, partitions: int | None = None
+    db: Client, collection: str, op: str, cutoff: datetime.datetime, partitions: int
 ) -> list[Any]:
     """PROCESSED events whose `processedAt` compares to `cutoff` by `op`, oldest first, a
-    query per chunk of partitions (`RELAY_PARTITIONS` unless given)."""
+    query per chunk of partitions (the relay's `RELAY_PARTITIONS`)."""
     return [
         db.collection(collection)
         .where(filter=FieldFilter(PARTITION, "in", chunk))
@@ -43,7 +43,7 @@ def processed_queries(
 
 
 def count_processed(
-    db: Client, collection: str, op: str, cutoff: datetime.datetime, partitions: int | None = None
+    db: Client, collection: str, op: str, cutoff: datetime.datetime, partitions: int
 ) -> int:
     return count_each(processed_queries(db, collection, op, cutoff, partitions))
 
@@ -56,7 +56,7 @@ def purge_processed(
     batch_size: int = PAGE_SIZE,
     on_page: Progress | None = None,
     timeout: float = 30.0,
-    partitions: int | None = None,
+    partitions: int,
 ) -> int:
     """Delete PROCESSED events processed before `cutoff`; return how many were deleted."""
     store = LeaseStore(db, collection, timeout=timeout)
@@ -79,7 +79,7 @@ def backfill_expiry(
     batch_size: int = PAGE_SIZE,
     on_page: Progress | None = None,
     timeout: float = 30.0,
-    partitions: int | None = None,
+    partitions: int,
 ) -> int:
     """Set `expireAt = processedAt + retention` on PROCESSED events processed at or after
     `cutoff` that have none; return how many were stamped."""

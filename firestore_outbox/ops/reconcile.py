@@ -77,10 +77,10 @@ def find_anomalies(
     limit: int = 100,
     timeout: float = 30.0,
     aggregate_type: str = DEFAULT_AGGREGATE_TYPE,
-    partitions: int | None = None,
+    partitions: int,
 ) -> Anomalies:
     """What should never be there; the outbox's queries that range over a timestamp run per
-    chunk of partitions (`RELAY_PARTITIONS` unless given), the partition first."""
+    chunk of partitions (the relay's `RELAY_PARTITIONS`), the partition first."""
     found = Anomalies()
     expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
     store = LeaseStore(db, outbox, timeout=timeout)

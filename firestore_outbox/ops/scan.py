@@ -39,18 +39,12 @@ def pages(
             left -= len(page)
 
 
-def chunks(partitions: int | None = None) -> list[list[int]]:
-    """Every partition (`RELAY_PARTITIONS` unless given) in lists one `partition in` filter
+def chunks(partitions: int) -> list[list[int]]:
+    """Every partition (the relay's `RELAY_PARTITIONS`) in lists one `partition in` filter
     takes. A command's query that orders or ranges by a timestamp runs once per list, the
     partition its first filter, so that the composite index it needs leads with the
     partition (`firestore.indexes.json`); events without a partition (another producer's,
     not yet healed) are not among its results, and `outbox status` counts them apart."""
-    if partitions is None:
-        # TODO(issue 34): the commands should be handed the count; until then they ask the
-        # one reader of the environment here.
-        from firestore_outbox.config.loader import Configuration
-
-        partitions = Configuration.load().partitions().count
     return partition_chunks(partitions)
 
 

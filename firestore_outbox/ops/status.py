@@ -71,10 +71,10 @@ def read_status(
     lock_timeout_seconds: float,
     timeout: float = 30.0,
     max_failures: int = 10_000,
-    partitions: int | None = None,
+    partitions: int,
 ) -> OutboxStatus:
     """Counts by aggregation queries; the lag from the due-event queries, per chunk of
-    partitions (`RELAY_PARTITIONS` unless given); failures by reading `lastError` of at
+    partitions (the relay's `RELAY_PARTITIONS`); failures by reading `lastError` of at
     most `max_failures` FAILED events (a read each). Events without a usable partition
     count as due and unscheduled: no partition-led query sees them."""
     events = db.collection(collection)
@@ -143,7 +143,7 @@ def oldest_waiting(
     store: LeaseStore,
     now: datetime.datetime,
     expired_before: datetime.datetime,
-    partitions: int | None = None,
+    partitions: int,
 ) -> list[tuple[datetime.timedelta, str]]:
     """How long the oldest due PENDING events and the oldest abandoned leases have waited,
     with their ids (the due-event queries, one document each, per chunk of partitions)."""
@@ -159,7 +159,12 @@ def oldest_waiting(
 
 
 def backlog_reader(
-    db: Client, collection: str, *, lock_timeout_seconds: float, timeout: float = 30.0
+    db: Client,
+    collection: str,
+    *,
+    partitions: int,
+    lock_timeout_seconds: float,
+    timeout: float = 30.0,
 ) -> Callable[[], tuple[dict[str, int], float | None]]:
     """What `firestore_outbox.observability.metrics.BacklogGauges` reads: events per status and how
     many seconds the
@@ -175,7 +180,7 @@ def backlog_reader(
         expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
         # The two lease queries share what is left of the deadline.
         store = LeaseStore(db, collection, timeout=time_left(deadline) / 2)
-        waiting = oldest_waiting(store, now, expired_before)
+        waiting = oldest_waiting(store, now, expired_before, partitions)
         age = max(waiting)[0].total_seconds() if waiting else None
         return counts, age
 

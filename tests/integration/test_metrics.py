@@ -91,7 +91,7 @@ def test_backlog_gauges_show_events_by_status_and_the_oldest_due_events_age(
 ) -> None:
     metric_reader()
     add_orders(db, settings, 2)
-    read = backlog_reader(db, settings.outbox_collection, lock_timeout_seconds=300)
+    read = backlog_reader(db, settings.outbox_collection, lock_timeout_seconds=300, partitions=16)
     gauges = BacklogGauges(read, max_age=0)
 
     backlog = metric_points("outbox.backlog")

@@ -54,7 +54,12 @@ def test_status_groups_at_most_max_failures(db: firestore.Client, settings: Sett
         add_raw_event(db, settings, f"f-{n}", status="FAILED", lastError=f"error {n % 2}")
 
     status = read_status(
-        db, settings.outbox_collection, now=utcnow(), lock_timeout_seconds=300, max_failures=3
+        db,
+        settings.outbox_collection,
+        now=utcnow(),
+        lock_timeout_seconds=300,
+        max_failures=3,
+        partitions=16,
     )
 
     assert status.counts["FAILED"] == 5 and status.failures_read == 3

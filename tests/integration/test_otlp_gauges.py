@@ -82,7 +82,7 @@ def test_a_reading_slower_than_the_firestore_deadline_is_a_gap_not_a_wait(
             Settings(project_id=settings.project_id, emulator_host=proxy.host_port)
         )
         read = backlog_reader(
-            slow, settings.outbox_collection, lock_timeout_seconds=60, timeout=1.0
+            slow, settings.outbox_collection, partitions=16, lock_timeout_seconds=60, timeout=1.0
         )
         with pytest.raises(Exception) as raised:
             read()

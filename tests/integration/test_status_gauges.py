@@ -22,7 +22,7 @@ from tests.operator_commands import Run, prepared_outbox, run_outbox  # noqa: F4
 def test_status_json_shows_the_gauges_counts_and_age(
     run: Run, db: firestore.Client, settings: Settings, prepared: dict[str, Any]
 ) -> None:
-    read = backlog_reader(db, settings.outbox_collection, lock_timeout_seconds=300)
+    read = backlog_reader(db, settings.outbox_collection, lock_timeout_seconds=300, partitions=16)
     reading = BacklogGauges(read, max_age=0).reading()
     code, out, _ = run("status", "--json")
 

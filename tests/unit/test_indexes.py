@@ -98,19 +98,27 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
         list_held(db, "outbox")
         release_held(db, "outbox", "order-1")
     elif operation == "status":
-        read_status(db, "outbox", now=NOW, lock_timeout_seconds=300)
+        read_status(db, "outbox", now=NOW, lock_timeout_seconds=300, partitions=16)
     elif operation == "overview":
-        read_overview(db, "outbox", "outbox_partitions", now=NOW, lock_timeout_seconds=300)
+        read_overview(
+            db, "outbox", "outbox_partitions", now=NOW, lock_timeout_seconds=300, partitions=16
+        )
     elif operation == "requeue":
         for plan in (plan_requeue(db, "outbox"), plan_requeue(db, "outbox", event_type="T")):
             requeue(db, "outbox", plan)
     elif operation == "purge":
-        count_processed(db, "outbox", "<", NOW)
-        purge_processed(db, "outbox", NOW)
-        backfill_expiry(db, "outbox", NOW, 60)
+        count_processed(db, "outbox", "<", NOW, 16)
+        purge_processed(db, "outbox", NOW, partitions=16)
+        backfill_expiry(db, "outbox", NOW, 60, partitions=16)
     elif operation == "reconcile":
         find_anomalies(
-            db, orders="orders", outbox="outbox", now=NOW, since=NOW, lock_timeout_seconds=300
+            db,
+            orders="orders",
+            outbox="outbox",
+            now=NOW,
+            since=NOW,
+            lock_timeout_seconds=300,
+            partitions=16,
         )
     return made
 
