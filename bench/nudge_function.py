@@ -24,7 +24,7 @@ from typing import Any
 import nudge_trace
 
 from firestore_outbox.consumer.receiver import Answer, Received
-from firestore_outbox.nudge.wire import NUDGE_TYPE
+from firestore_outbox.nudge.message import NUDGE_TYPE
 from tests.fc3_server import Fc3Endpoint, error
 
 KEY_ID, SECRET = "AKID-bench", "bench-secret"

@@ -70,7 +70,7 @@ LEFT_OUT = (
     "firestore_outbox/idempotency/limits.py",
     "app/order_counter.py",
     "firestore_outbox/example/order_counter.py",
-    "firestore_outbox/consumer/wire.py",
+    "firestore_outbox/consumer/delivery.py",
     "firestore_outbox/consumer/receiver_settings.py",
     "function_compute/build.py",
     "function_compute/preview.py",

@@ -20,7 +20,7 @@ from firestore_outbox.errors import ConfigError, OutboxError
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import NudgeSettings, hand_off_for
-from firestore_outbox.nudge.wire import nudged_partitions
+from firestore_outbox.nudge.message import nudged_partitions
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.observability.telemetry import configure_telemetry, flush

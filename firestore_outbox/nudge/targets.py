@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import urllib3
 
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.nudge.message import nudge_body, nudge_delivery
 from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings
-from firestore_outbox.nudge.wire import nudge_body, nudge_delivery
 from firestore_outbox.publishers.base import Outcome
 from firestore_outbox.publishers.cloud import access_key
 from firestore_outbox.publishers.fc.settings import check_function

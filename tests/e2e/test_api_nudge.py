@@ -8,7 +8,7 @@ from google.cloud import firestore
 
 from firestore_outbox.consumer.receiver import Answer, Receiver
 from firestore_outbox.firestore.settings import Settings
-from firestore_outbox.nudge.wire import NUDGE_TYPE, nudged_partitions
+from firestore_outbox.nudge.message import NUDGE_TYPE, nudged_partitions
 from tests.api_servers import api_server
 
 

@@ -15,7 +15,7 @@ from firestore_outbox.config.shortcuts import nudger_for
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import Nudger
-from firestore_outbox.nudge.wire import NUDGE_TYPE
+from firestore_outbox.nudge.message import NUDGE_TYPE
 from tests.fc3_relay import RelayFunction
 from tests.helpers import outbox, relay_environment
 

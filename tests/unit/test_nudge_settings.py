@@ -10,7 +10,7 @@ import pytest
 from firestore_outbox.config.shortcuts import load_nudge_settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.nudge import NudgeMode
-from firestore_outbox.nudge.wire import NUDGE_TYPE, nudge_body, nudge_delivery, nudged_partitions
+from firestore_outbox.nudge.message import NUDGE_TYPE, nudge_body, nudge_delivery, nudged_partitions
 from firestore_outbox.publishers.fc.fc3 import task_id
 
 

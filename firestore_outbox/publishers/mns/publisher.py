@@ -15,7 +15,7 @@ Consumers deduplicate on `ce_id`; MNS itself keeps no order and no dedup for que
 Why not `aliyun-mns-sdk` (maintained, 1.3.0, works on 3.10): its client shares one
 `http.client` connection between threads (the relay publishes from a pool), cannot bound a
 request by a deadline, and logs requests at DEBUG with the STS token among the headers. The
-API is small: `firestore_outbox.publishers.mns.wire` speaks it over the relay's pooled transport,
+API is small: `firestore_outbox.publishers.mns.xml_api` speaks it over the relay's pooled transport,
 and the tests check our requests with the SDK's own signature code.
 """
 
@@ -38,7 +38,7 @@ from firestore_outbox.publishers.base import (
 from firestore_outbox.publishers.cloud import AccessKeyTarget, ApiPublisher, access_key
 from firestore_outbox.publishers.coalescer import Coalescer
 from firestore_outbox.publishers.http.answers import Answer
-from firestore_outbox.publishers.mns import wire as mns_wire
+from firestore_outbox.publishers.mns import xml_api
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -74,22 +74,22 @@ class MnsPublisher(ApiPublisher):
         self._host = target.host
         self._batches = Coalescer(
             self._send_batch,
-            max_entries=mns_wire.MAX_BATCH_MESSAGES,
-            max_bytes=mns_wire.MAX_BATCH_BYTES,
+            max_entries=xml_api.MAX_BATCH_MESSAGES,
+            max_bytes=xml_api.MAX_BATCH_BYTES,
             size_of=self._body_size,
             linger=linger,
         )
 
     def publish(self, delivery: Delivery) -> PublishResult:
         size = self._body_size(delivery)
-        if size > mns_wire.MAX_BATCH_BYTES:
+        if size > xml_api.MAX_BATCH_BYTES:
             return PublishResult(
                 Outcome.REJECTED, f"MessageTooLarge: {size} bytes as sent, MNS takes 65536"
             )
         if self._target.queue:
             return self._batches.publish(delivery)
-        root = mns_wire.message_element(self._message(delivery))
-        answer = self._post(mns_wire.document(root), delivery.deadline)
+        root = xml_api.message_element(self._message(delivery))
+        answer = self._post(xml_api.document(root), delivery.deadline)
         if isinstance(answer, PublishResult):
             return answer
         return self._result(answer)
@@ -98,7 +98,7 @@ class MnsPublisher(ApiPublisher):
         size = len(delivery.body)
         return 4 * ((size + 2) // 3) if self._target.queue else size  # base64 for a queue
 
-    def _message(self, delivery: Delivery) -> mns_wire.Message:
+    def _message(self, delivery: Delivery) -> xml_api.Message:
         if self._target.queue:
             body = base64.b64encode(delivery.body).decode("ascii")
         else:
@@ -107,25 +107,25 @@ class MnsPublisher(ApiPublisher):
         if self._signer is not None:
             signed = self._signer.sign(cloudevent_attributes(delivery), delivery.body)
             properties.update(signed.attributes())
-        return mns_wire.Message(body, properties)
+        return xml_api.Message(body, properties)
 
     def _send_batch(
         self, deliveries: Sequence[Delivery], deadline: float | None
     ) -> list[PublishResult]:
         messages = [self._message(delivery) for delivery in deliveries]
-        answer = self._post(mns_wire.batch_document(messages), deadline)
+        answer = self._post(xml_api.batch_document(messages), deadline)
         if isinstance(answer, PublishResult):
             return [answer] * len(deliveries)
         # Success is 201 with a MessageId per entry; a partial failure is 500 with an
         # ErrorCode on the failed entries; any other answer speaks for the whole request.
-        entries = mns_wire.batch_answer(answer.body, len(deliveries))
+        entries = xml_api.batch_answer(answer.body, len(deliveries))
         if entries is None or not (200 <= answer.status < 300 or any(entries)):
             return [self._result(answer)] * len(deliveries)
         return [self._entry_result(entry) for entry in entries]
 
     def _post(self, body: bytes, deadline: float | None) -> Answer | PublishResult:
         target = self._target
-        headers = mns_wire.signed_headers(
+        headers = xml_api.signed_headers(
             self._resource,
             self._host,
             target.access_key_id,
@@ -139,10 +139,10 @@ class MnsPublisher(ApiPublisher):
         outcome = classify_status(answer.status)
         if outcome is Outcome.DELIVERED:
             return PublishResult.delivered()
-        code = mns_wire.error_code(answer.body)
+        code = xml_api.error_code(answer.body)
         return self._transport.refusal(_outcome_of_code(code, outcome), answer)
 
-    def _entry_result(self, entry: mns_wire.EntryError | None) -> PublishResult:
+    def _entry_result(self, entry: xml_api.EntryError | None) -> PublishResult:
         if entry is None:
             return PublishResult.delivered()
         outcome = _outcome_of_code(entry.code, Outcome.RETRY)
