@@ -23,7 +23,7 @@ from firestore_outbox.relay.events import rfc3339
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.breaker import Breaker
-    from firestore_outbox.relay.lease import Lease
+    from firestore_outbox.relay.held_event import Lease
 
 logger = logging.getLogger("firestore_outbox.relay.core")
 

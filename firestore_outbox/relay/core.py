@@ -27,13 +27,13 @@ from firestore_outbox.publishers.base import Publisher
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.relay.attempts import Attempts
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.lease import OnSettled
+from firestore_outbox.relay.held_event import OnSettled
+from firestore_outbox.relay.partitioned.claims import PartitionLeases
 from firestore_outbox.relay.partitioned.drain import PartitionDrain
-from firestore_outbox.relay.partitioned.lease_mode import ModeRecords, ModeTaken
-from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.mode_records import ModeRecords, ModeTaken
 from firestore_outbox.relay.partitioned.settings import LeaseMode
 from firestore_outbox.relay.per_event.delivering import deliver_batch, open_pipeline, ramp_governor
-from firestore_outbox.relay.per_event.leasing import drain_due
+from firestore_outbox.relay.per_event.drain import drain_due
 from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.store import LeaseStore

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from firestore_outbox.publishers.base import PublishResult
 from firestore_outbox.relay.attempts import retry_for_bug
 from firestore_outbox.relay.breaker import Breaker
-from firestore_outbox.relay.lease import Lease
+from firestore_outbox.relay.held_event import Lease
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.settling.settler import Settler
 from firestore_outbox.relay.summary import Tally

@@ -42,7 +42,7 @@ class StopReason(str, enum.Enum):
     ERROR = "error"  # Firestore failed
     STOP = "stop"  # follow mode was asked to stop
     # relays of the other lease mode may still hold leases: it drained nothing (see
-    # `firestore_outbox.relay.partitioned.lease_mode`)
+    # `firestore_outbox.relay.partitioned.mode_records`)
     MODE = "mode"
 
 
@@ -207,7 +207,7 @@ def firestore_error(exc: google_exceptions.GoogleAPIError, instance: str) -> str
 
 def waiting_for_mode(tally: Tally, instance: str, mode: str, until: datetime.datetime) -> None:
     """Log that run `instance` drains nothing because relays of lease mode `mode` may still
-    hold leases until `until` (`firestore_outbox.relay.partitioned.lease_mode`), and count it."""
+    hold leases until `until` (`firestore_outbox.relay.partitioned.mode_records`), and count it."""
     log_event(
         logger,
         logging.WARNING,

@@ -36,7 +36,7 @@ from firestore_outbox.publishers.base import Outcome, PublishResult, bounded_err
 from firestore_outbox.relay.backoff import backoff_delay
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
-from firestore_outbox.relay.lease import Settled
+from firestore_outbox.relay.held_event import Settled
 
 # `processingInstanceId` comes from Function Compute's request id or the caller: bounded like
 # `lastError`, so a long one cannot push a document over Firestore's 1 MiB.

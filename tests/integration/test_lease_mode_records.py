@@ -1,4 +1,4 @@
-"""A warm relay's lease-mode record (`firestore_outbox.relay.partitioned.lease_mode`): kept for
+"""A warm relay's lease-mode record (`firestore_outbox.relay.partitioned.mode_records`): kept for
 its next runs; moved on, `since` kept, when a run needs more (a relay of the other mode that
 recorded after it still waits); written anew under an id of its own once it lapsed, the old
 one deleted in the same commit."""
@@ -15,7 +15,7 @@ from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay
-from firestore_outbox.relay.partitioned import lease_mode
+from firestore_outbox.relay.partitioned import mode_records
 from firestore_outbox.testing.metering import meter
 from tests.helpers import add_orders, make_relay
 
@@ -54,8 +54,8 @@ def test_a_record_moved_on_keeps_its_place_before_a_relay_of_the_other_mode(
     counts.reset()
     assert relay.run()["processed"] == 1
     covered = counts.snapshot()
-    shorten_known_record(relay, datetime.timedelta(seconds=lease_mode.KEEP_SECONDS + 1))
-    monkeypatch.setattr(lease_mode, "KEEP_SECONDS", 0.0)
+    shorten_known_record(relay, datetime.timedelta(seconds=mode_records.KEEP_SECONDS + 1))
+    monkeypatch.setattr(mode_records, "KEEP_SECONDS", 0.0)
     add_orders(db, settings, 1)
     counts.reset()
     assert relay.run()["processed"] == 1

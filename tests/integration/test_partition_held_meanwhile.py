@@ -14,7 +14,7 @@ from google.cloud import firestore
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import HELD, partition_of
-from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.claims import PartitionLeases
 from tests.helpers import make_relay, outbox
 from tests.ordering import add_steps
 

@@ -27,7 +27,7 @@ LEASE_SECONDS = 120.0
 
 # A relay's first run with work writes its lease-mode record (one write; the relay keeps it for
 # its next runs) and reads the live records (its own: one read);
-# `firestore_outbox.relay.partitioned.lease_mode`.
+# `firestore_outbox.relay.partitioned.mode_records`.
 MODE_READS, MODE_WRITES = 1, 1
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.relay.lease import Settled
+from firestore_outbox.relay.held_event import Settled
 from firestore_outbox.relay.partitioned.settings import (
     FailedHead,
     LeaseMode,

@@ -40,7 +40,7 @@ from firestore_outbox.relay.follow.listener import (
 from firestore_outbox.relay.follow.partitioned import follow_partitions
 from firestore_outbox.relay.follow.progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
 from firestore_outbox.relay.partitioned.settings import LeaseMode
-from firestore_outbox.relay.per_event.leasing import look_for_due
+from firestore_outbox.relay.per_event.drain import look_for_due
 from firestore_outbox.relay.summary import Count, Tally
 from firestore_outbox.relay.unscheduled import find_unscheduled
 

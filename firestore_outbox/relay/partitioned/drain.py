@@ -15,7 +15,7 @@
     elsewhere, beside the drain (`survey.after_first_page`)
 
 No event is leased by a write: holding the partition is the lease
-(`firestore_outbox.relay.partitioned.leases`; a run's claims, renewals and releases:
+(`firestore_outbox.relay.partitioned.claims`; a run's claims, renewals and releases:
 `holdings`), and the settle's precondition refuses a late settle after the partition was lost.
 Order within an aggregate is kept in memory (`firestore_outbox.relay.partitioned.aggregates`).
 """
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING
 
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partitioned.aggregates import Aggregates
+from firestore_outbox.relay.partitioned.claims import PartitionLeases
 from firestore_outbox.relay.partitioned.head_sender import HeadSender
 from firestore_outbox.relay.partitioned.holdings import Holdings
-from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
-from firestore_outbox.relay.partitioned.leases import PartitionLeases
+from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
 from firestore_outbox.relay.partitioned.nudged import NudgedStart, start_nudged
 from firestore_outbox.relay.partitioned.page_reads import PageReads
 from firestore_outbox.relay.partitioned.recheck import recheck

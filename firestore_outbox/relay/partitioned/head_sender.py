@@ -25,7 +25,7 @@ from firestore_outbox.fields import (
 from firestore_outbox.firestore.cas import Change
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.partitions import HELD
-from firestore_outbox.relay.lease import Lease
+from firestore_outbox.relay.held_event import Lease
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
 from firestore_outbox.relay.partitioned.scan import heal_fields, needs_heal
 from firestore_outbox.relay.partitioned.settings import FailedHead
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
     from firestore_outbox.relay.attempts import Attempts
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
+    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
     from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 

@@ -24,8 +24,8 @@ from firestore_outbox.relay.summary import Count
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.partitioned.aggregates import Aggregates
-    from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
-    from firestore_outbox.relay.partitioned.leases import PartitionLeases
+    from firestore_outbox.relay.partitioned.claims import PartitionLeases
+    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
     from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 

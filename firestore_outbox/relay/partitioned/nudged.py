@@ -42,8 +42,8 @@ from firestore_outbox.relay.partitioned.survey import Held, read_held
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
-    from firestore_outbox.relay.partitioned.leases import PartitionLeases
+    from firestore_outbox.relay.partitioned.claims import PartitionLeases
+    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
     from firestore_outbox.relay.store import LeaseStore
 
 

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.partitioned.lease_writes import HeldPartition
-    from firestore_outbox.relay.partitioned.leases import PartitionLeases
+    from firestore_outbox.relay.partitioned.claims import PartitionLeases
+    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
     from firestore_outbox.relay.partitioned.page_reads import PageReads
     from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore

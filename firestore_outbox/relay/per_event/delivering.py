@@ -3,7 +3,7 @@
 feeding it a batch of due events to lease and publish, and the ramp governor that paces it.
 
 `Relay.pipeline()` and `Relay.deliver()` are these, bound to a relay's store, configuration
-and publisher; the per-event drain (`firestore_outbox.relay.per_event.leasing`) and follow mode call
+and publisher; the per-event drain (`firestore_outbox.relay.per_event.drain`) and follow mode call
 them.
 """
 
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from firestore_outbox.relay.attempts import Attempts
 from firestore_outbox.relay.breaker import Breaker
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.lease import OnSettled
-from firestore_outbox.relay.per_event.leasing import lease_batch
+from firestore_outbox.relay.held_event import OnSettled
+from firestore_outbox.relay.per_event.drain import lease_batch
 from firestore_outbox.relay.pipeline import InFlight, Pipeline, hand_to
 from firestore_outbox.relay.ramp import RampGovernor, RampSchedule
 from firestore_outbox.relay.settling.settler import Settler

@@ -16,7 +16,7 @@ from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.publishers.base import Outcome, PublishResult, error_class
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.lease import Lease, Settled
+from firestore_outbox.relay.held_event import Lease, Settled
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.summary import Count, Tally
 from firestore_outbox.relay.transitions import one_write_settlement, settlement

@@ -1,7 +1,7 @@
 """`Lease`: an outbox event this relay holds until it is settled, and `OnSettled`, how a
 caller hears how each one ended.
 
-Leasing (`firestore_outbox.relay.per_event.leasing`, `firestore_outbox.relay.partitioned.drain`)
+Leasing (`firestore_outbox.relay.per_event.drain`, `firestore_outbox.relay.partitioned.drain`)
 makes them, the publishing pool sends them
 and the settler (`firestore_outbox.relay.settling.settler`) settles them; they live apart from all
 three so that each can name them without importing the others.

@@ -1,10 +1,10 @@
 """`PartitionLeases`: which invocation drains which partition, by compare-and-set.
 
 One small document per partition (collection `RELAY_PARTITION_COLLECTION`, id = the
-partition number; its fields: `firestore_outbox.relay.partitioned.lease_documents`) names its
-`holder` and `expiresAt`, a time on Firestore's clock. An invocation reads the lease documents, and
-claims free or expired ones with writes conditional on the update time it read
-(`firestore_outbox.firestore.cas`; the writes: `firestore_outbox.relay.partitioned.lease_writes`):
+partition number; its fields and the writes on it:
+`firestore_outbox.relay.partitioned.lease_documents`) names its `holder` and `expiresAt`, a
+time on Firestore's clock. An invocation reads the lease documents, and claims free or expired
+ones with writes conditional on the update time it read (`firestore_outbox.firestore.cas`):
 
     A: read p3@T0 (free) ─ claim(p3 if T0) ok, p3@T1 ── drain p3 ── release(p3 if T1) ok
     B: read p3@T0 (free) ───── claim(p3 if T0) LOST: A holds it; B claims other partitions
@@ -26,15 +26,20 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from typing import Any
 
-from firestore_outbox.relay.partitioned.lease_documents import KnownLease, create_free
-from firestore_outbox.relay.partitioned.lease_writes import HeldPartition, PartitionLeaseWrites
+from firestore_outbox.relay.partitioned.lease_documents import (
+    HeldPartition,
+    KnownLease,
+    PartitionLeaseWrites,
+    create_free,
+)
 
 _CLAIM_TRIES = 3
 
 
 class PartitionLeases(PartitionLeaseWrites):
     """Claims, renews and releases partition leases of `duration` seconds for `holder`s;
-    the writes, and `renew`, `renew_due` and `release`, are `PartitionLeaseWrites`'."""
+    the writes, and `renew`, `renew_due` and `release`, are `PartitionLeaseWrites`'
+    (`firestore_outbox.relay.partitioned.lease_documents`)."""
 
     def claim(
         self,

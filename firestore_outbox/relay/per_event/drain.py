@@ -15,7 +15,7 @@ from firestore_outbox.firestore.cas import Change, WriteOutcome
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.partitions import PARTITION, partition_of
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.lease import Lease
+from firestore_outbox.relay.held_event import Lease
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.partitioned.scan import heal_fields, needs_heal, needs_partition
 from firestore_outbox.relay.summary import Count, StopReason, Tally
