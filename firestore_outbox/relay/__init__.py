@@ -11,6 +11,22 @@
 publisher of your own implements. On Function Compute, deploy
 `firestore_outbox.function_compute`'s handler instead of writing one.
 
+Where one event's steps live (modules below `firestore_outbox.relay`; partition leases, the
+default, first, then per-event leases, `RELAY_LEASES=event`):
+
+    run      core (`Relay.run`): the lease-mode record (partitioned.mode_records), the
+             pipeline (per_event.delivering: the publishing pool and the settler)
+    claim    partitioned.drain -> partitioned.holdings -> partitioned.claims, written by
+             partitioned.lease_documents | none: the event's own lease (below) is its claim
+    read     partitioned.page_reads (the queries: partitioned.scan), in order by
+             partitioned.aggregates | per_event.drain (`look_for_due`: store's due queries)
+    lease    partitioned.head_sender (`take_head`: no write) | per_event.drain (`lease_batch`:
+             a conditional write); either way a held_event.Lease (the document read into
+             an events.OutboxEvent), planned by transitions
+    publish  attempts (deadline, breaker), in the pipeline's pool
+    settle   settling.settler (group commits) -> settling.change (one settle, its fields from
+             transitions) -> settling.writes (retried, uncertain ones read back) -> store
+
 The names load on first use (PEP 562): importing any module of the relay runs this file
 first, and an eager import of the core here would make every module the core imports (the
 publishers among them) import the core back.
