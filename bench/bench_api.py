@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from firestore_outbox.config.shortcuts import load_settings  # noqa: E402
 from firestore_outbox.firestore.settings import Settings  # noqa: E402
 from firestore_outbox.testing.emulator import FirestoreEmulator  # noqa: E402
-from tests.e2e.api_drill import DrillRun, percentile, run_bare, run_drill  # noqa: E402
+from tests.support.api_drill import DrillRun, percentile, run_bare, run_drill  # noqa: E402
 
 THREADS = 40  # one per client: latency is the server's work, not its queue
 

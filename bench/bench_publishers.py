@@ -10,7 +10,8 @@ as the relay publishes them. Endpoints (`bench/publisher_endpoints.py`): the tes
 servers, which verify every signature (HTTP downstream; Function Compute 2.0 and 3.0; MNS;
 EventBridge; a RocketMQ gRPC proxy), each in a child process of its own so its CPU is not the
 publishers'; AMQP goes to a RabbitMQ node of its own (Debian's rabbitmq-server,
-`tests/rabbitmq.py`: a durable queue, persistent messages, publisher confirms; skipped when it
+`tests/support/rabbitmq.py`: a durable queue, persistent messages, publisher confirms; skipped when
+it
 is not installed). Each publisher is warmed (connections, the RocketMQ route), then timed over
 `--repeats` runs, interleaved so drift hits every publisher alike; the table gives the median,
 its ratio to http, and the requests each event cost. Loopback figures: they compare the

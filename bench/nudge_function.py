@@ -1,5 +1,5 @@
 """Function Compute 3.0 running the relay function, for `bench_nudge.py`: its async
-InvokeFunction API (`tests.fc3_server.Fc3Endpoint`, which checks the V3 signature) answers
+InvokeFunction API (`tests.support.fc3_server.Fc3Endpoint`, which checks the V3 signature) answers
 202, then runs the invocation on an instance, as Function Compute does: an idle warm
 instance if there is one (a process started earlier, `fc_instance.py`, that keeps its imports,
 its Firestore channel and its relay between invocations), else a NEW instance (a cold start:
@@ -25,7 +25,7 @@ import nudge_trace
 
 from firestore_outbox.consumer.receiver import Answer, Received
 from firestore_outbox.nudge.message import NUDGE_TYPE
-from tests.fc3_server import Fc3Endpoint, error
+from tests.support.fc3_server import Fc3Endpoint, error
 
 KEY_ID, SECRET = "AKID-bench", "bench-secret"
 INSTANCE = Path(__file__).with_name("fc_instance.py")

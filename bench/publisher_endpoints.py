@@ -55,16 +55,16 @@ def _serve(kind: str, latency: float) -> tuple[str, Callable[[], int], Callable[
         url = receiver.url if kind == "http" else receiver.url.removesuffix("/events")
         return url, lambda: counted.requests, receiver.stop
     if kind == "mns":
-        from tests.mns_server import MnsServer
+        from tests.support.mns_server import MnsServer
 
         mns = MnsServer(latency=latency).start()
         return mns.endpoint, lambda: len(mns.requests), mns.stop
     if kind == "eventbridge":
-        from tests.eventbridge_server import EventBridgeServer
+        from tests.support.eventbridge_server import EventBridgeServer
 
         bus = EventBridgeServer(latency=latency).start()
         return bus.endpoint, lambda: len(bus.batches), bus.stop
-    from tests.rocketmq_server import RocketMqServer
+    from tests.support.rocketmq_server import RocketMqServer
 
     proxy = RocketMqServer(latency=latency).start()
     return proxy.endpoints, lambda: proxy.sends, proxy.stop
@@ -72,11 +72,11 @@ def _serve(kind: str, latency: float) -> tuple[str, Callable[[], int], Callable[
 
 def _responder(kind: str) -> Callable[[Received], Answer]:
     if kind == "fc":
-        from tests.fc_server import FcEndpoint
+        from tests.support.fc_server import FcEndpoint
 
         return FcEndpoint({KEY_ID: KEY_SECRET}, {(SERVICE, FUNCTION)})
     if kind == "fc3":
-        from tests.fc3_server import Fc3Endpoint
+        from tests.support.fc3_server import Fc3Endpoint
 
         return Fc3Endpoint(keys={KEY_ID: KEY_SECRET}, functions={FUNCTION})
     return lambda _request: Answer(204)
@@ -116,7 +116,7 @@ def rabbitmq_queue(latency: float) -> Iterator[str | None]:
     rabbitmq-server is not installed or a latency is asked for (a broker takes none)."""
     import pika
 
-    from tests.rabbitmq import server_command, started
+    from tests.support.rabbitmq import server_command, started
 
     command = server_command()
     if command is None or latency:

@@ -60,7 +60,8 @@ BASE_EXTRAS = ("fc", "crypto")
 # What the relay never imports at run time: the operator and dev tools (the `outbox` command,
 # the demo, the emulator manager, the test downstream and the reference consumer behind it,
 # the wire meter) and this builder. Shipping them cost package size and cold-start time and
-# put tools meant for a laptop on the function (tests/e2e/test_deploy.py runs the handler
+# put tools meant for a laptop on the function (tests/e2e/function_compute/test_deploy.py runs the
+# handler
 # without them and checks they are absent).
 LEFT_OUT = (
     "firestore_outbox/cli/",

@@ -41,7 +41,7 @@ def with_deadline(db: Client, deadline: float) -> Client:
     call, for code that cannot pass them call by call (queries, aggregations, iterators).
 
     Replaces the client's precomputed GAPIC wrappers (`raw.rewrap_methods`, the one place
-    that touches them; tests/unit/test_deadline.py checks the effect)."""
+    that touches them; tests/unit/firestore/test_deadline.py checks the effect)."""
     from google.cloud.firestore_v1.services.firestore.transports.base import DEFAULT_CLIENT_INFO
 
     rewrap_methods(

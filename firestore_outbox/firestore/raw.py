@@ -19,7 +19,8 @@ protobuf (same update mask, server-timestamp transforms and update-time precondi
 query results decoded once by the client's own decoder.
 
 Every private name used on a class or module is listed in `PINNED`; those set on instances
-are pinned on real instances. `tests/unit/test_firestore_raw.py` checks them all, so a client
+are pinned on real instances. `tests/unit/firestore/test_firestore_raw.py` checks them all, so a
+client
 upgrade that moves one fails that test with a clear message instead of failing the relay at run
 time.
 """
@@ -321,7 +322,7 @@ def intercept(db: Client, interceptor: Any) -> None:
 # a stream that failed with a "recoverable" error (UNAVAILABLE among them) at once and forever:
 # with Firestore unreachable, that loop burns a whole CPU core. Both are fixed here, and only
 # here, so a client upgrade that moves them breaks one module, which
-# `tests/unit/test_watch_internals.py` pins:
+# `tests/unit/firestore/test_watch_internals.py` pins:
 #
 # - `watch_failures(on_failure)` routes the errors those threads raise to `on_failure`;
 # - `give_up_when_reconnecting_in_a_loop(watch)` lets the stream re-open a few times (a server

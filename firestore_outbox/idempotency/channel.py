@@ -14,7 +14,7 @@ the server's, not the middleware's:
   bytes resets the connection and a client still sending may lose the answer.
 
 This leans on waitress internals (`received`, `request`, `handle_close`, `ErrorTask`);
-`tests/e2e/test_api_limits.py` pins what they give.
+`tests/e2e/example/test_api_limits.py` pins what they give.
 """
 
 from __future__ import annotations

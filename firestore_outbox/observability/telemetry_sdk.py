@@ -1,5 +1,5 @@
 """The OpenTelemetry SDK's private span internals that the relay's publish span relies on for
-speed, in one place, pinned by tests/unit/test_telemetry_sdk.py.
+speed, in one place, pinned by tests/unit/observability/test_telemetry_sdk.py.
 
 The SDK cleans every attribute a span is started with (`BoundedAttributes`: type checks and a
 copy per value, a fifth of a publish span's CPU, `bench/tracing_breakdown.py`). The relay's

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.rabbitmq import server_command
+from tests.support.rabbitmq import server_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

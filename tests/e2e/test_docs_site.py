@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import firestore_outbox
-from tests.browser import chromium, png_colours
+from tests.support.browser import chromium, png_colours
 from tests.unit.test_docs import variables_read_by_the_code
 
 ROOT = Path(__file__).resolve().parents[2]

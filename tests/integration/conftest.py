@@ -5,6 +5,6 @@ module: a session fixture imported into several modules is a separate fixture in
 would start one RabbitMQ node per module.
 """
 
-from tests.rabbitmq import rabbitmq_node
+from tests.support.rabbitmq import rabbitmq_node
 
 __all__ = ["rabbitmq_node"]

@@ -20,7 +20,7 @@ from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.logs import configure_logging
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.http.publisher import HttpPublisher
-from tests.helpers import add_orders, make_relay, outbox
+from tests.support.helpers import add_orders, make_relay, outbox
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b"{}", 1)
 PATH_TOKEN = "tok-9a8b7c6d5e4f3a2b"

@@ -19,7 +19,7 @@ from firestore_outbox.partitions import partition_of
 from firestore_outbox.publishers.base import Outcome, PublishResult
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
-from tests.helpers import FAST, configured
+from tests.support.helpers import FAST, configured
 
 
 def test_the_partition_is_the_sha256_prefix_modulo_the_count_in_every_process() -> None:

@@ -1,5 +1,5 @@
 """What the HTTP transport changes inside urllib3 and http.client, kept in this one module
-(`tests/unit/test_wire_internals.py` pins the internals it relies on).
+(`tests/unit/publishers/test_wire_internals.py` pins the internals it relies on).
 
 Interim answers: http.client skips `100 Continue` only. A `102 Processing` or `103 Early
 Hints` was taken for the final answer, and the real one stayed in the keep-alive socket, to be

@@ -1,0 +1,82 @@
+"""`DirectPool` over TLS against a real local HTTPS server: a certificate its CA bundle
+vouches for is accepted and its connection kept alive; one for another name is refused
+(verification and the host name check are on, as urllib3's own pool has them)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from urllib3.exceptions import SSLError
+
+from firestore_outbox.publishers.http.connections import DirectPool
+from firestore_outbox.publishers.http.wire import attempt_deadline
+from tests.support.tls_certificates import self_signed_localhost
+from tests.support.wire_servers import answer, read_request
+
+
+class TlsServer:
+    """HTTPS on 127.0.0.1 with a self-signed certificate for `localhost` (`cert` is also
+    the CA bundle that trusts it); answers 200 to every request, keeping connections alive."""
+
+    def __init__(self, directory: Path) -> None:
+        self.cert, key_file = self_signed_localhost(directory)
+        self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self._context.load_cert_chain(self.cert, key_file)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            with self._context.wrap_socket(conn, server_side=True) as tls:
+                buffer = bytearray()
+                while read_request(tls, buffer) is not None:
+                    tls.sendall(answer(200))
+        except (OSError, ssl.SSLError):
+            pass  # a client that refused our certificate
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[TlsServer]:
+    server = TlsServer(tmp_path)
+    yield server
+    server.close()
+
+
+def post(pool: DirectPool) -> int:
+    with attempt_deadline(time.monotonic() + 10):
+        return pool.post(b"{}", {"Content-Type": "application/json"}).status
+
+
+def test_a_trusted_certificate_is_accepted_and_its_connection_kept(tls_server: TlsServer) -> None:
+    url = f"https://localhost:{tls_server.port}/events"
+    pool = DirectPool(url, connect_timeout=2, read_timeout=2, maxsize=2, ca_certs=tls_server.cert)
+    assert [post(pool) for _ in range(3)] == [200] * 3
+    assert tls_server.accepted == 1
+    pool.close()
+
+
+def test_a_certificate_for_another_name_is_refused(tls_server: TlsServer) -> None:
+    url = f"https://127.0.0.1:{tls_server.port}/events"  # the certificate names localhost
+    pool = DirectPool(url, connect_timeout=2, read_timeout=2, maxsize=2, ca_certs=tls_server.cert)
+    with pytest.raises(SSLError, match=r"CERTIFICATE_VERIFY_FAILED|match"):
+        post(pool)
