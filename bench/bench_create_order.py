@@ -21,10 +21,10 @@ import bootstrap  # noqa: F401  (the reference application, from this checkout)
 from google.cloud.firestore import SERVER_TIMESTAMP
 from workloads import contract_event
 
-from app.domain import NewOrder
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.shortcuts import load_settings
+from firestore_outbox.example import NewOrder
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator

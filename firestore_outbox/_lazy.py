@@ -16,7 +16,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["lazy_exports", "type_only_imports"]
+__all__ = ["PUBLIC_MODULES", "lazy_exports", "type_only_imports"]
+
+# The modules whose `__all__` is the public API, an audience's list first, then the shared
+# ones; `firestore_outbox` itself re-exports the names most users need. Everything else is
+# internal (the API reference is generated from this list; a test holds the project's own
+# entry points to it).
+PUBLIC_MODULES = (
+    "firestore_outbox.producer",
+    "firestore_outbox.relay",
+    "firestore_outbox.function_compute",
+    "firestore_outbox.consumer",
+    "firestore_outbox.idempotency",
+    "firestore_outbox.testing",
+    "firestore_outbox.example",
+    "firestore_outbox.errors",
+    "firestore_outbox.fields",
+    "firestore_outbox",
+)
 
 
 def type_only_imports(path: Path) -> dict[str, str]:

@@ -52,23 +52,11 @@ def variables_table() -> str:
     return "\n".join(rows)
 
 
-# The public modules, one section each (an audience's list, then the shared ones); a name
-# exported by several is documented in the first section that exports it.
-PUBLIC_MODULES = (
-    "firestore_outbox.producer",
-    "firestore_outbox.relay",
-    "firestore_outbox.function_compute",
-    "firestore_outbox.consumer",
-    "firestore_outbox.idempotency",
-    "firestore_outbox.testing",
-    "firestore_outbox.example",
-    "firestore_outbox.errors",
-    "firestore_outbox.fields",
-    "firestore_outbox",
-)
-
-
 def api_blocks() -> str:
+    """One section per public module (`firestore_outbox._lazy.PUBLIC_MODULES`); a name
+    exported by several is documented in the first section that exports it."""
+    from firestore_outbox._lazy import PUBLIC_MODULES
+
     done: dict[int, str] = {}
     sections = []
     for module_name in PUBLIC_MODULES:

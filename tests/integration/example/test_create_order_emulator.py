@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from app.domain import InvalidOrder
 from app.repository import OrderRepository
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.errors import IdempotencyConflict
+from firestore_outbox.example import InvalidOrder
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 

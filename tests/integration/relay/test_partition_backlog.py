@@ -11,10 +11,10 @@ import grpc
 import pytest
 from google.cloud import firestore
 
-from app.domain import NewOrder
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.example import NewOrder
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.raw import intercept
 from firestore_outbox.firestore.settings import Settings

@@ -16,10 +16,10 @@ from typing import Any
 
 from google.cloud import firestore
 
-from app.domain import NewOrder
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.example import NewOrder
 from firestore_outbox.firestore.cas import Written
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from app.domain import InvalidOrder, NewOrder
+from firestore_outbox.example import InvalidOrder, NewOrder
 from firestore_outbox.producer import label_problem
 
 ITEMS = [{"productId": "p1", "quantity": 2}]

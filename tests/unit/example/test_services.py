@@ -4,10 +4,10 @@ import uuid
 
 import pytest
 
-from app.domain import InvalidOrder
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.errors import IdempotencyConflict
+from firestore_outbox.example import InvalidOrder
 from firestore_outbox.firestore.settings import Settings
 from tests.unit.fakes import FakeDb
 
