@@ -15,7 +15,6 @@ from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
-from tests.e2e.test_install import installed, wheel  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -45,7 +44,7 @@ def test_the_readme_has_python_samples() -> None:
 
 
 def test_every_readme_sample_runs_as_pasted_from_the_wheel(
-    installed: Path,  # noqa: F811
+    installed: Path,
     settings: Settings,
     tmp_path: Path,
 ) -> None:
@@ -83,7 +82,7 @@ def test_every_readme_sample_runs_as_pasted_from_the_wheel(
 
 
 def test_outbox_demo_runs_from_the_wheel(
-    installed: Path,  # noqa: F811
+    installed: Path,
     settings: Settings,
     tmp_path: Path,
 ) -> None:
