@@ -11,14 +11,10 @@ installs `wheel[fc]` with its dependencies instead."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import zipfile
 from email.parser import Parser
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-FULL = os.environ.get("OUTBOX_FULL_INSTALL_TEST") == "1"
 
 
 def test_the_wheel_holds_the_packages_the_entry_point_and_the_extras(wheel: Path) -> None:
