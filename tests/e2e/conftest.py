@@ -51,5 +51,9 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         # checkout's editable install is not seen).
         borrowed = sysconfig.get_paths()["purelib"]
         (Path(site) / "zz_borrowed_dependencies.pth").write_text(borrowed + "\n")
-    subprocess.run(install, check=True, capture_output=True, timeout=600)
+    # Outside the checkout, whose `firestore_outbox.egg-info` pip would take for an installed
+    # copy if the working directory or PYTHONPATH put it on the path ("already satisfied").
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run(install, check=True, capture_output=True, timeout=600, cwd=target, env=clean)
+    assert (target / "bin" / "outbox").exists(), "the wheel was not installed"
     return target
