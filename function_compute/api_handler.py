@@ -38,7 +38,7 @@ _TEXT_TYPES = ("application/json", "application/problem+json", "text/")
 
 def initialize(context: Any) -> None:
     """Build the app (and its Firestore client) before the first request."""
-    configure_logging(configured_secrets())
+    configure_logging(configured_secrets(), thread_exceptions=True)
     try:
         _api()
     except OutboxError as exc:  # each invocation reports it again

@@ -42,7 +42,7 @@ def initialize(context: Any) -> None:
     """Warm the Firestore client and the HTTP session before the first timer fires."""
     configuration = Configuration.load()
     with configuration.in_use():
-        configure_logging(configuration.secrets())
+        configure_logging(configuration.secrets(), thread_exceptions=True)
         try:
             _relay(configuration)
         except OutboxError as exc:  # each invocation reports it again
@@ -65,7 +65,7 @@ def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[st
 
 def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
     started = time.monotonic()
-    configure_logging(configuration.secrets())
+    configure_logging(configuration.secrets(), thread_exceptions=True)
     try:
         exporting = configure_telemetry()
     except ConfigError as exc:  # delivering matters more than tracing it: say so, go on

@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nonlocal config
         config = args.config = Configuration.load()
         with config.in_use():
-            configure_logging(config.secrets(), config.settings.log_level)
+            configure_logging(config.secrets(), config.settings.log_level, thread_exceptions=True)
             code: int = args.run(args, config.settings)
         return code
 

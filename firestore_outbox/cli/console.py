@@ -44,7 +44,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     get = env_reader(args.config.environ)
     token = read_token(get)
     secrets = [*args.config.secrets(), *([token] if token else [])]
-    configure_logging(secrets, settings.log_level)  # the token masked in logs too
+    configure_logging(
+        secrets, settings.log_level, thread_exceptions=True
+    )  # the token masked in logs too
     app = make_console(
         ops_client(settings),
         settings,

@@ -7,7 +7,7 @@ Everywhere else the library uses the client's public API. Here, and only here:
   client once made (to close its channel), its precomputed method wrappers (to give every
   call one deadline), a batch's encoded writes (to measure a commit before sending it), and
   its channel (for the test and benchmark wire meter);
-- the two places follow mode reaches inside `Watch` (a listener): see `watch_failures`.
+- the two places follow mode reaches inside `Watch` (a listener): see `route_watch_failures`.
 
 Why the writes and reads:
 
@@ -323,35 +323,63 @@ def intercept(db: Client, interceptor: Any) -> None:
 # here, so a client upgrade that moves them breaks one module, which
 # `tests/unit/test_watch_internals.py` pins:
 #
-# - `watch_failures(on_failure)` routes the errors those threads raise to `on_failure`;
+# - `route_watch_failures()` (opt-in: the `outbox` CLI calls it; nothing here replaces a
+#   process-wide hook by default) installs a `threading.excepthook` that hands the errors
+#   those threads raise to the `on_failure` of every `watch_failures(on_failure)` block
+#   running, and every other thread's exception to the hook that was there before; without it
+#   `watch_failures` routes nothing, the listener still sees the stream end (`is_active`) and
+#   Python prints the error as it would anyway;
 # - `give_up_when_reconnecting_in_a_loop(watch)` lets the stream re-open a few times (a server
 #   closing a long-lived stream is normal) and ends it with `ServiceUnavailable` when it keeps
 #   failing, so the listener is reported down and `Listener` takes over with its own backoff.
 
+# `Watch` names the thread it raises a stream's last error on; no public name says which.
 FAILURE_THREAD: str = watch_module._RPC_ERROR_THREAD_NAME
 # More re-opens than this within the window means the stream is not coming back by itself.
 REOPENS_ALLOWED = 3
 REOPEN_WINDOW_SECONDS = 10.0
+# The `on_failure` of each `watch_failures` block running (a list: one callable may be in twice).
+_on_failure: list[Callable[[BaseException], None]] = []
+_routing = threading.Lock()
+_routed = False
+
+
+def route_watch_failures() -> None:
+    """Opt in, once per process: the error a `Watch` ends with goes to the `on_failure` of the
+    `watch_failures` blocks running instead of stderr (`threading.excepthook`, wrapping the
+    hook set now, so call it after any hook of your own); other threads' go to that hook."""
+    global _routed
+    with _routing:
+        if _routed:
+            return
+        _routed = True
+        previous = threading.excepthook
+
+        def hook(args: Any) -> None:
+            thread, error = args.thread, args.exc_value
+            with _routing:
+                takers = list(_on_failure)
+            if thread is not None and thread.name == FAILURE_THREAD and error and takers:
+                for on_failure in takers:
+                    on_failure(error)
+            else:
+                previous(args)
+
+        threading.excepthook = hook
 
 
 @contextmanager
 def watch_failures(on_failure: Callable[[BaseException], None]) -> Iterator[None]:
-    """While inside, the error a `Watch` ends with goes to `on_failure` instead of stderr;
-    every other thread's uncaught exception goes to the hook that was there before."""
-    previous = threading.excepthook
-
-    def hook(args: Any) -> None:
-        thread = args.thread
-        if thread is not None and thread.name == FAILURE_THREAD and args.exc_value is not None:
-            on_failure(args.exc_value)
-        else:
-            previous(args)
-
-    threading.excepthook = hook
+    """While inside, the error a `Watch` ends with goes to `on_failure` (with any other block
+    running, to theirs too: a listener only reads it once its own stream has ended) if the
+    process opted in with `route_watch_failures()`; otherwise nothing is routed."""
+    with _routing:
+        _on_failure.append(on_failure)
     try:
         yield
     finally:
-        threading.excepthook = previous
+        with _routing:
+            _on_failure.remove(on_failure)
 
 
 class _GiveUpInALoop:

@@ -57,22 +57,49 @@ def test_a_stream_failing_in_a_loop_gives_up_after_a_few_reopens() -> None:
     assert not rpc.is_active
 
 
-def test_watch_failures_takes_the_watch_thread_errors_and_passes_on_the_rest() -> None:
+def _fail_in(names: tuple[str, ...]) -> None:
+    def fail() -> None:
+        raise google_exceptions.PermissionDenied("no")  # type: ignore[no-untyped-call]
+
+    for name in names:
+        thread = threading.Thread(target=fail, name=name)
+        thread.start()
+        thread.join()
+
+
+def test_without_the_opt_in_watch_failures_leaves_the_process_hook_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(watch_internals, "_routed", False)
+    taken: list[BaseException] = []
+    passed: list[str] = []
+    previous = threading.excepthook
+    own = threading.excepthook = lambda args: passed.append(args.thread.name if args.thread else "")
+    try:
+        with watch_internals.watch_failures(taken.append):
+            assert threading.excepthook is own
+            _fail_in((watch_internals.FAILURE_THREAD,))
+    finally:
+        threading.excepthook = previous
+    assert taken == []
+    assert passed == [watch_internals.FAILURE_THREAD]
+
+
+def test_once_opted_in_the_watch_thread_errors_are_routed_and_the_rest_passed_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(watch_internals, "_routed", False)
     taken: list[BaseException] = []
     passed: list[str] = []
     previous = threading.excepthook
     threading.excepthook = lambda args: passed.append(args.thread.name if args.thread else "")
-
-    def fail() -> None:
-        raise google_exceptions.PermissionDenied("no")  # type: ignore[no-untyped-call]
-
     try:
+        watch_internals.route_watch_failures()
+        watch_internals.route_watch_failures()  # once per process: the second call is a no-op
         with watch_internals.watch_failures(taken.append):
-            for name in (watch_internals.FAILURE_THREAD, "some-other-thread"):
-                thread = threading.Thread(target=fail, name=name)
-                thread.start()
-                thread.join()
+            _fail_in((watch_internals.FAILURE_THREAD, "some-other-thread"))
+        _fail_in((watch_internals.FAILURE_THREAD,))  # no block running: passed on
     finally:
         threading.excepthook = previous
     assert [type(e) for e in taken] == [google_exceptions.PermissionDenied]
-    assert passed == ["some-other-thread"]
+    assert passed == ["some-other-thread", watch_internals.FAILURE_THREAD]
