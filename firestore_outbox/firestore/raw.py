@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 # (owner, private attribute) pairs this module relies on: pinned by a unit test. Besides
 # these, attributes set in `__init__` are pinned on instances: a query's `_parent`, a client's
-# `_emulator_host`, `_credentials`, `_client_options` and its transport's `_wrapped_methods`,
+# `_emulator_host`, `_client_options` and its transport's `_wrapped_methods`,
 # a batch's `_write_pbs`, a watch's `_rpc` and its `_reopen_throttle`.
 PINNED: tuple[tuple[Any, str], ...] = (
     (_helpers, "decode_dict"),
@@ -64,9 +64,7 @@ PINNED: tuple[tuple[Any, str], ...] = (
     (_client.Client, "_firestore_api"),
     (base_client.BaseClient, "_firestore_api_internal"),
     (base_client.BaseClient, "_database_string"),
-    (base_client.BaseClient, "_emulator_channel"),
     (base_client.BaseClient, "_target"),
-    (base_client, "_DEFAULT_CHANNEL_OPTIONS"),
     (watch_module, "_RPC_ERROR_THREAD_NAME"),
     (base_client.BaseClient, "_rpc_metadata"),
     (document.DocumentReference, "_document_path"),
@@ -292,7 +290,8 @@ def encoded_writes(batch: Any) -> list[Any] | None:
 
 
 def intercept(db: Client, interceptor: Any) -> None:
-    """Put a gRPC client `interceptor` on `db`'s channel. Call before `db`'s first request."""
+    """Put a gRPC client `interceptor` on `db`'s channel. Call before `db`'s first request
+    (and before `with_deadline`, whose wrappers a new transport would drop)."""
     from google.cloud.firestore_v1.services.firestore import client as gapic
     from google.cloud.firestore_v1.services.firestore.transports.grpc import (
         FirestoreGrpcTransport,
@@ -300,13 +299,9 @@ def intercept(db: Client, interceptor: Any) -> None:
 
     if db._firestore_api_internal is not None:
         raise RuntimeError("intercept(db) must come before the client's first request")
-    if db._emulator_host is not None:
-        channel = db._emulator_channel(FirestoreGrpcTransport)  # type: ignore[no-untyped-call]
-    else:
-        channel = FirestoreGrpcTransport.create_channel(
-            db._target, credentials=db._credentials, options=base_client._DEFAULT_CHANNEL_OPTIONS
-        )
-    channel = grpc.intercept_channel(channel, interceptor)
+    # The client's own channel (its options, the emulator's or the service's credentials),
+    # wrapped: the client takes no channel or interceptor of the caller's.
+    channel = grpc.intercept_channel(db._firestore_api.transport.grpc_channel, interceptor)
     db._transport = FirestoreGrpcTransport(host=db._target, channel=channel)
     db._firestore_api_internal = gapic.FirestoreClient(
         transport=db._transport, client_options=db._client_options
