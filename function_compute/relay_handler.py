@@ -24,6 +24,7 @@ from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.observability.telemetry import configure_telemetry, flush
 from firestore_outbox.ops.status import backlog_reader
+from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
 from firestore_outbox.relay import Relay, RelayConfig
 from firestore_outbox.relay.fan_out import is_fan_out
 
@@ -43,6 +44,7 @@ def initialize(context: Any) -> None:
     configuration = Configuration.load()
     with configuration.in_use():
         configure_logging(configuration.secrets(), thread_exceptions=True)
+        keep_rocketmq_out_of_home()  # the function's home is read-only
         try:
             _relay(configuration)
         except OutboxError as exc:  # each invocation reports it again
@@ -66,6 +68,7 @@ def handler(event: bytes | str | dict[str, Any] | None, context: Any) -> dict[st
 def _invoke(event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
     started = time.monotonic()
     configure_logging(configuration.secrets(), thread_exceptions=True)
+    keep_rocketmq_out_of_home()
     try:
         exporting = configure_telemetry()
     except ConfigError as exc:  # delivering matters more than tracing it: say so, go on
