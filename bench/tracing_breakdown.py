@@ -41,7 +41,6 @@ if setting == "all":
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 from opentelemetry.trace import SpanKind
-from firestore_outbox.observability import telemetry_sdk
 from firestore_outbox.observability import tracing
 from firestore_outbox.observability.metrics import AttemptMetrics
 
@@ -57,13 +56,7 @@ parent = tracing._remote_parent(stored)
 attributes = {**spans._attributes, "messaging.message.id": "e", "firestore_outbox.attempt": 1}
 span = tracer.start_span("send h", context=parent, kind=SpanKind.PRODUCER, attributes=attributes)
 
-# The same span started through the public `start_span(attributes=...)`, side by side.
-public = tracing.PublishSpans("http", "127.0.0.1:8000")
-direct_allowed, telemetry_sdk._direct_allowed = telemetry_sdk._direct_allowed, lambda t, n: False
-public.span("e", none, 1)
-telemetry_sdk._direct_allowed = direct_allowed
-
-def attempt(created, spans=spans):
+def attempt(created):
     with spans.span("e", created, 1) as (sp, carried):
         pass
     tracing.record_outcome(sp, "delivered", None)
@@ -78,7 +71,6 @@ def start_end_bare():
 calls = {
     "attempt span, stored context": lambda: attempt(stored),
     "attempt span, no stored context": lambda: attempt(none),
-    "attempt span, no stored context, public start_span": lambda: attempt(none, public),
     "parse the stored traceparent": lambda: tracing._remote_parent(stored),
     "SDK span start and end, six attributes": start_end,
     "SDK span start and end, no attributes": start_end_bare,

@@ -16,6 +16,7 @@ from google.cloud import firestore
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
 from firestore_outbox.testing.emulator import FirestoreEmulator, reset_emulator
 
 PROJECT = "outbox-test"
@@ -28,6 +29,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # is reset to its default in a started program, an ignored one is not.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The suite's process is ours: the RocketMQ publisher's tests leave nothing in ~/logs.
+    keep_rocketmq_out_of_home()
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,7 @@ from firestore_outbox.cli.failures import run_guarded
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.firestore.client import close_clients, holding_clients, live_clients
 from firestore_outbox.observability.logs import configure_logging
+from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
 
 COMMANDS = (
     status,
@@ -63,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def command() -> int:
         nonlocal config
         config = args.config = Configuration.load()
-        configure_logging(config.secrets(), config.settings.log_level)
+        configure_logging(config.secrets(), config.settings.log_level, thread_exceptions=True)
+        keep_rocketmq_out_of_home()  # this process is the CLI's: nothing in ~/logs
         code: int = args.run(args, config.settings)
         return code
 

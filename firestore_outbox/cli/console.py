@@ -42,7 +42,9 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     token = read_token(args.config.get)
     secrets = [*args.config.secrets(), *([token] if token else [])]
-    configure_logging(secrets, settings.log_level)  # the token masked in logs too
+    configure_logging(
+        secrets, settings.log_level, thread_exceptions=True
+    )  # the token masked in logs too
     app = make_console(
         ops_client(settings),
         settings,

@@ -18,7 +18,7 @@ from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.observability.telemetry import add_metrics_port, configure_telemetry, flush
 from firestore_outbox.ops.status import backlog_reader
 from firestore_outbox.relay import Relay
-from firestore_outbox.relay.follow.follower import Follower
+from firestore_outbox.relay.follow.follower import Follower, route_watch_failures
 from firestore_outbox.relay.follow.progress import DEFAULT_PROGRESS_SECONDS
 
 # How long `outbox relay --follow` may take to stop after Ctrl-C or SIGTERM before it is
@@ -86,6 +86,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _run(args: argparse.Namespace, relay: Relay) -> int:
     if args.follow:
+        # This process is the CLI's own: a listener stream's last error is logged as the
+        # reason it went down, not printed as a bare traceback (opt-in for library callers).
+        route_watch_failures()
         follower = Follower(relay, progress_seconds=args.progress_every)
         stopping = _StopOnSignals(follower)
         try:

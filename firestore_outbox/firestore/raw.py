@@ -7,16 +7,19 @@ Everywhere else the library uses the client's public API. Here, and only here:
   client once made (to close its channel), its precomputed method wrappers (to give every
   call one deadline), a batch's encoded writes (to measure a commit before sending it), and
   its channel (for the test and benchmark wire meter);
-- the two places follow mode reaches inside `Watch` (a listener): see `watch_failures`.
+- the two places follow mode reaches inside `Watch` (a listener): see `route_watch_failures`.
 
 Why the writes and reads:
 
-The relay writes two small updates per event (lease, settle) and reads each due event once.
-Through the public API each write costs a few hundred microseconds of proto-plus wrapping and
-each query result is deep-copied twice (by the snapshot, then by `to_dict()`), which made
-encoding and decoding the relay's largest CPU costs. Here writes are encoded straight to
+The relay writes one or two small updates per event (lease, settle) and reads each due event
+once. Through the public API each write is wrapped in proto-plus and each query result is
+deep-copied twice (by the snapshot, then by `to_dict()`). Here writes are encoded straight to
 protobuf (same update mask, server-timestamp transforms and update-time precondition) and
-query results decoded once by the client's own decoder.
+query results decoded once by the client's own decoder. Side by side (`bench/firestore_raw.py`,
+2026-11-28, google-cloud-firestore 2.34.1, seven rounds of 500, medians of CPU time): 19 us
+per lease write against 89 through `WriteBatch.update(..., option=...)`, 159 us per due
+document against 210 through `query.stream()` and `to_dict()`, together a sixth or more of
+the relay's 0.75 ms of CPU per event.
 
 Every private name used on a class or module is listed in `PINNED`; those set on instances
 are pinned on real instances. `tests/unit/firestore/test_firestore_raw.py` checks them all, so a
@@ -54,7 +57,7 @@ if TYPE_CHECKING:
 
 # (owner, private attribute) pairs this module relies on: pinned by a unit test. Besides
 # these, attributes set in `__init__` are pinned on instances: a query's `_parent`, a client's
-# `_emulator_host`, `_credentials`, `_client_options` and its transport's `_wrapped_methods`,
+# `_emulator_host`, `_client_options` and its transport's `_wrapped_methods`,
 # a batch's `_write_pbs`, a watch's `_rpc` and its `_reopen_throttle`.
 PINNED: tuple[tuple[Any, str], ...] = (
     (_helpers, "decode_dict"),
@@ -65,9 +68,7 @@ PINNED: tuple[tuple[Any, str], ...] = (
     (_client.Client, "_firestore_api"),
     (base_client.BaseClient, "_firestore_api_internal"),
     (base_client.BaseClient, "_database_string"),
-    (base_client.BaseClient, "_emulator_channel"),
     (base_client.BaseClient, "_target"),
-    (base_client, "_DEFAULT_CHANNEL_OPTIONS"),
     (watch_module, "_RPC_ERROR_THREAD_NAME"),
     (base_client.BaseClient, "_rpc_metadata"),
     (document.DocumentReference, "_document_path"),
@@ -131,7 +132,9 @@ class QueryResult:
 
 def run_query(db: Client, query: Query, *, retry: Retry, timeout: float) -> QueryResult:
     """Run `query` (on a collection) and decode each result once."""
-    collection = query._parent
+    collection = (
+        query._parent
+    )  # private: 159 us/doc, public stream()+to_dict() 210 (bench/firestore_raw.py)
     parent, prefix = collection._parent_info()
     responses = db._firestore_api.run_query(
         request={"parent": parent, "structured_query": query._to_protobuf()},
@@ -146,7 +149,7 @@ def run_query(db: Client, query: Query, *, retry: Retry, timeout: float) -> Quer
             read_time = _datetime(raw.read_time)
         if not raw.HasField("document"):
             continue
-        data = _helpers.decode_dict(raw.document.fields, db)
+        data = _helpers.decode_dict(raw.document.fields, db)  # the client's own decoder, once
         found.append(
             Found(
                 reference=collection.document(raw.document.name[len(prefix) + 1 :]),
@@ -167,11 +170,13 @@ def update_pb(
     last updated at `expected_update_time`; top-level field names only."""
     precondition = _Precondition(update_time=_timestamp(expected_update_time))
     if fields is None:
-        return _Write(delete=ref._document_path, current_document=precondition)
+        return _Write(
+            delete=ref._document_path, current_document=precondition
+        )  # private: 19 us/write, public batch.update 89 (bench/firestore_raw.py)
     if any(is_transform(value) and value is not SERVER_TIMESTAMP for value in fields.values()):
         # Field deletes and other transforms (rare: `outbox requeue`): the client's encoder.
-        option = ref._client.write_option(last_update_time=expected_update_time)
-        [write_pb] = _helpers.pbs_for_update(ref._document_path, dict(fields), option)
+        option = _client.Client.write_option(last_update_time=expected_update_time)
+        [write_pb] = _helpers.pbs_for_update(ref._document_path, dict(fields), option)  # rare
         return write.Write.pb(write_pb)
     values, transforms = {}, []
     for name, value in fields.items():
@@ -199,6 +204,8 @@ class BatchWritten:
 
 def batch_write(db: Client, writes: Sequence[Any], *, retry: Retry, timeout: float) -> BatchWritten:
     """Send `writes` in one `BatchWrite` (each applied on its own)."""
+    # private: the public BulkWriter answers through callbacks and retries on its own; the relay
+    # needs each write's status and how many times the request went out (a resend may land twice)
     request = firestore.BatchWriteRequest.pb()(database=db._database_string, writes=writes)
     sends = 0
 
@@ -265,49 +272,49 @@ def _timestamp(moment: datetime.datetime) -> timestamp_pb2.Timestamp:
 
 def emulator_host(db: Any) -> str | None:
     """The emulator `db` talks to; None for the real service (or an in-memory fake)."""
-    return getattr(db, "_emulator_host", None)
+    return getattr(db, "_emulator_host", None)  # private: the client has no public getter
 
 
 def point_at_emulator(client: Client, host: str) -> None:
     """Make `client` talk to the emulator at `host`. The client reads FIRESTORE_EMULATOR_HOST
     from `os.environ` only; settings may come from `.env` or from the caller."""
-    client._emulator_host = host
+    client._emulator_host = host  # private: the public way is os.environ, the whole process's
 
 
 def gapic_if_made(client: Client) -> Any:
     """The client's GAPIC client (whose `transport` holds the channel), or None before its
     first call."""
-    return client._firestore_api_internal
+    return client._firestore_api_internal  # private: the sync client has no close() (2.22, 2.34)
 
 
 def rewrap_methods(db: Client, wrap: Callable[[Any], Any]) -> None:
     """Replace the client's precomputed GAPIC method wrappers with `wrap(method)` each: the
     only way to give every call (queries, aggregations, iterators) one default deadline."""
+    # private: the public API takes retry/timeout per call only, and iterators and
+    # aggregations made deep inside the relay and commands would each need them passed
     transport = db._firestore_api._transport
     transport._wrapped_methods = {method: wrap(method) for method in transport._wrapped_methods}
 
 
 def encoded_writes(batch: Any) -> list[Any] | None:
     """The protobuf writes a `WriteBatch` will send; None for an in-memory fake."""
-    return getattr(batch, "_write_pbs", None)
+    return getattr(batch, "_write_pbs", None)  # private: a batch shows no size before commit
 
 
 def intercept(db: Client, interceptor: Any) -> None:
-    """Put a gRPC client `interceptor` on `db`'s channel. Call before `db`'s first request."""
+    """Put a gRPC client `interceptor` on `db`'s channel. Call before `db`'s first request
+    (and before `with_deadline`, whose wrappers a new transport would drop)."""
     from google.cloud.firestore_v1.services.firestore import client as gapic
     from google.cloud.firestore_v1.services.firestore.transports.grpc import (
         FirestoreGrpcTransport,
     )
 
+    # private: the client takes no channel, transport or interceptor of the caller's
     if db._firestore_api_internal is not None:
         raise RuntimeError("intercept(db) must come before the client's first request")
-    if db._emulator_host is not None:
-        channel = db._emulator_channel(FirestoreGrpcTransport)  # type: ignore[no-untyped-call]
-    else:
-        channel = FirestoreGrpcTransport.create_channel(
-            db._target, credentials=db._credentials, options=base_client._DEFAULT_CHANNEL_OPTIONS
-        )
-    channel = grpc.intercept_channel(channel, interceptor)
+    # The client's own channel (its options, the emulator's or the service's credentials),
+    # wrapped: the client takes no channel or interceptor of the caller's.
+    channel = grpc.intercept_channel(db._firestore_api.transport.grpc_channel, interceptor)
     db._transport = FirestoreGrpcTransport(host=db._target, channel=channel)
     db._firestore_api_internal = gapic.FirestoreClient(
         transport=db._transport, client_options=db._client_options
@@ -324,35 +331,63 @@ def intercept(db: Client, interceptor: Any) -> None:
 # here, so a client upgrade that moves them breaks one module, which
 # `tests/unit/firestore/test_watch_internals.py` pins:
 #
-# - `watch_failures(on_failure)` routes the errors those threads raise to `on_failure`;
+# - `route_watch_failures()` (opt-in: the `outbox` CLI calls it; nothing here replaces a
+#   process-wide hook by default) installs a `threading.excepthook` that hands the errors
+#   those threads raise to the `on_failure` of every `watch_failures(on_failure)` block
+#   running, and every other thread's exception to the hook that was there before; without it
+#   `watch_failures` routes nothing, the listener still sees the stream end (`is_active`) and
+#   Python prints the error as it would anyway;
 # - `give_up_when_reconnecting_in_a_loop(watch)` lets the stream re-open a few times (a server
 #   closing a long-lived stream is normal) and ends it with `ServiceUnavailable` when it keeps
 #   failing, so the listener is reported down and `Listener` takes over with its own backoff.
 
+# `Watch` names the thread it raises a stream's last error on; no public name says which.
 FAILURE_THREAD: str = watch_module._RPC_ERROR_THREAD_NAME
 # More re-opens than this within the window means the stream is not coming back by itself.
 REOPENS_ALLOWED = 3
 REOPEN_WINDOW_SECONDS = 10.0
+# The `on_failure` of each `watch_failures` block running (a list: one callable may be in twice).
+_on_failure: list[Callable[[BaseException], None]] = []
+_routing = threading.Lock()
+_routed = False
+
+
+def route_watch_failures() -> None:
+    """Opt in, once per process: the error a `Watch` ends with goes to the `on_failure` of the
+    `watch_failures` blocks running instead of stderr (`threading.excepthook`, wrapping the
+    hook set now, so call it after any hook of your own); other threads' go to that hook."""
+    global _routed
+    with _routing:
+        if _routed:
+            return
+        _routed = True
+        previous = threading.excepthook
+
+        def hook(args: Any) -> None:
+            thread, error = args.thread, args.exc_value
+            with _routing:
+                takers = list(_on_failure)
+            if thread is not None and thread.name == FAILURE_THREAD and error and takers:
+                for on_failure in takers:
+                    on_failure(error)
+            else:
+                previous(args)
+
+        threading.excepthook = hook
 
 
 @contextmanager
 def watch_failures(on_failure: Callable[[BaseException], None]) -> Iterator[None]:
-    """While inside, the error a `Watch` ends with goes to `on_failure` instead of stderr;
-    every other thread's uncaught exception goes to the hook that was there before."""
-    previous = threading.excepthook
-
-    def hook(args: Any) -> None:
-        thread = args.thread
-        if thread is not None and thread.name == FAILURE_THREAD and args.exc_value is not None:
-            on_failure(args.exc_value)
-        else:
-            previous(args)
-
-    threading.excepthook = hook
+    """While inside, the error a `Watch` ends with goes to `on_failure` (with any other block
+    running, to theirs too: a listener only reads it once its own stream has ended) if the
+    process opted in with `route_watch_failures()`; otherwise nothing is routed."""
+    with _routing:
+        _on_failure.append(on_failure)
     try:
         yield
     finally:
-        threading.excepthook = previous
+        with _routing:
+            _on_failure.remove(on_failure)
 
 
 class _GiveUpInALoop:
@@ -381,4 +416,4 @@ def give_up_when_reconnecting_in_a_loop(watch: Watch) -> None:
     """Make `watch` end with `ServiceUnavailable` instead of re-opening in a tight loop."""
     rpc = getattr(watch, "_rpc", None)
     if rpc is not None:  # None: the watch already closed, nothing left to pace
-        rpc._reopen_throttle = _GiveUpInALoop()
+        rpc._reopen_throttle = _GiveUpInALoop()  # private: Watch re-opens at once, for ever

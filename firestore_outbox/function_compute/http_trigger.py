@@ -79,7 +79,7 @@ class HttpFunction:
         with self._lock:
             if self._app is None:
                 configuration = self._load()
-                configure_logging(configuration.secrets())
+                configure_logging(configuration.secrets(), thread_exceptions=True)
                 settings = configuration.settings
                 self._app = self._make_app(
                     get_db_client(settings), settings, configuration.idempotency()

@@ -25,6 +25,7 @@ from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.observability.telemetry import configure_telemetry, flush
 from firestore_outbox.ops.status import backlog_reader
+from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.core import Relay
 from firestore_outbox.relay.fan_out import is_fan_out
@@ -59,7 +60,8 @@ class RelayFunction:
     def initialize(self, context: Any) -> None:
         """Warm the Firestore client and the HTTP session before the first timer fires."""
         configuration = self._load()
-        configure_logging(configuration.secrets())
+        configure_logging(configuration.secrets(), thread_exceptions=True)
+        keep_rocketmq_out_of_home()  # the function's home is read-only
         try:
             self._relay(configuration)
         except OutboxError as exc:  # each invocation reports it again
@@ -79,7 +81,8 @@ class RelayFunction:
 
     def _invoke(self, event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
         started = time.monotonic()
-        configure_logging(configuration.secrets())
+        configure_logging(configuration.secrets(), thread_exceptions=True)
+        keep_rocketmq_out_of_home()
         try:
             exporting = configure_telemetry(configuration.environ)
         except ConfigError as exc:  # delivering matters more than tracing it: say so, go on

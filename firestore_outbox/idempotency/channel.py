@@ -13,8 +13,16 @@ the server's, not the middleware's:
   of the unread body is read and dropped (within `read_timeout`), because closing with unread
   bytes resets the connection and a client still sending may lose the answer.
 
-This leans on waitress internals (`received`, `request`, `handle_close`, `ErrorTask`);
-`tests/e2e/example/test_api_limits.py` pins what they give.
+Waitress has no public setting for any of the three (its public surface is `create_server`'s
+keywords and the server's `run`/`close`), so this module is the one place the library reaches
+into waitress's internals: the channel's `received`, `request`, `requests`, `readable`,
+`writable`, `handle_read`, `handle_close`, `will_close` and `adj`, its `error_task_class`
+(`ErrorTask`), a listening dispatcher's `channel_class`, and, to stop a server of one socket
+or of several alike, its `task_dispatcher` and `wasyncore.close_all` (a server of one socket's
+public `close()` leaves its connections and worker threads running). `PINNED` names them;
+`tests/unit/idempotency/test_waitress_internals.py` checks they exist and
+`tests/e2e/example/test_api_limits.py`
+pins what they give.
 """
 
 from __future__ import annotations
@@ -22,12 +30,26 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from waitress import wasyncore
 from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask
 from waitress.utilities import RequestEntityTooLarge
 
 from firestore_outbox.idempotency.limits import Watchdog
 from firestore_outbox.idempotency.wsgi import too_large
+
+# (owner, internal name) pairs this module relies on:
+# `tests/unit/idempotency/test_waitress_internals.py`.
+PINNED: tuple[tuple[Any, str], ...] = (
+    *((HTTPChannel, name) for name in ("received", "readable", "writable", "handle_read")),
+    (HTTPChannel, "handle_close"),
+    (HTTPChannel, "error_task_class"),
+    (ErrorTask, "execute"),
+    (RequestEntityTooLarge, "to_response"),
+    (BaseWSGIServer, "channel_class"),
+    (wasyncore, "close_all"),
+)
 
 
 class _ContentTooLarge(RequestEntityTooLarge):  # type: ignore[misc]
@@ -109,3 +131,16 @@ def bounded_channel(watchdog: Watchdog, read_timeout: float) -> type[Any]:
             super().handle_close()
 
     return BoundedChannel
+
+
+def use_channel(sockets: dict[int, Any], channel: type[Any]) -> None:
+    """Make every listening socket in waitress's socket map accept with `channel`."""
+    for dispatcher in sockets.values():
+        if isinstance(dispatcher, BaseWSGIServer):
+            dispatcher.channel_class = channel  # no create_server keyword takes a channel
+
+
+def stop(server: Any, sockets: dict[int, Any]) -> None:
+    """Stop `server`'s worker threads and close every socket in its map, listening or not."""
+    server.task_dispatcher.shutdown()  # a one-socket server's close() leaves them running
+    wasyncore.close_all(sockets)

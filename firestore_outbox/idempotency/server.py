@@ -59,10 +59,9 @@ class ApiServer:
         self._server.run()
 
     def close(self) -> None:
-        from waitress import wasyncore
+        from firestore_outbox.idempotency.channel import stop
 
-        self._server.task_dispatcher.shutdown()
-        wasyncore.close_all(self._sockets)
+        stop(self._server, self._sockets)
         self._watchdog.stop()
 
 
@@ -85,9 +84,8 @@ def create_server(
     (its extra has the same name)."""
     try:
         from waitress import create_server as waitress_server
-        from waitress.server import BaseWSGIServer
 
-        from firestore_outbox.idempotency.channel import bounded_channel
+        from firestore_outbox.idempotency.channel import bounded_channel, use_channel
     except ImportError:
         raise ConfigError(
             f"outbox {command} needs the waitress package: "
@@ -114,10 +112,7 @@ def create_server(
     except ValueError:  # waitress's word for a host that resolves to no address
         raise ConfigError(f"cannot listen on {host}:{port}: no address by that name") from None
     watchdog = Watchdog()
-    channel = bounded_channel(watchdog, read_timeout)
-    for dispatcher in sockets.values():
-        if isinstance(dispatcher, BaseWSGIServer):
-            dispatcher.channel_class = channel
+    use_channel(sockets, bounded_channel(watchdog, read_timeout))
     return ApiServer(server, sockets, watchdog)
 
 

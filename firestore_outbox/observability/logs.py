@@ -67,12 +67,20 @@ class JsonFormatter(logging.Formatter):
         return self._mask(text)
 
 
-def configure_logging(secrets: Iterable[str] = (), level: str | None = None) -> None:
+def configure_logging(
+    secrets: Iterable[str] = (), level: str | None = None, *, thread_exceptions: bool = False
+) -> None:
     """Make every handler of the root logger write JSON lines (adding one on stderr if there
-    is none): Function Compute's own handler included, so its lines reach Log Service whole."""
+    is none): Function Compute's own handler included, so its lines reach Log Service whole.
+
+    For a process's entry point: it configures the process's logging (the root logger's
+    handlers and level, warnings captured, the "google" loggers kept on the root: below).
+    `thread_exceptions`: also replace `threading.excepthook`, so a thread's uncaught
+    exception (a library's listener thread, say) is a JSON line rather than a bare traceback;
+    off unless asked (the `outbox` CLI and the Function Compute handlers ask)."""
     logging.captureWarnings(True)  # other warnings become JSON lines too
-    # A library thread's uncaught exception (a listener's, say) would be a bare traceback.
-    threading.excepthook = _log_thread_exception
+    if thread_exceptions:
+        threading.excepthook = _log_thread_exception
     root = logging.getLogger()
     if level is not None:
         root.setLevel(level)

@@ -9,7 +9,11 @@
 `RelayConfig` can also be built directly (with a publisher's settings: `HttpSettings`,
 `Fc3Settings`, ...); `Publisher` and its `Delivery` / `PublishResult` / `Outcome` are what a
 publisher of your own implements. On Function Compute, deploy
-`firestore_outbox.function_compute`'s handler instead of writing one.
+`firestore_outbox.function_compute`'s handler instead of writing one. A process of your own
+that runs the relay opts in to what is process-wide, as the `outbox` command does:
+`configure_logging(secrets, thread_exceptions=True)` (JSON logs, masked, threads' uncaught
+exceptions included), `route_watch_failures()` (follow mode's listener errors named in its
+log) and `keep_rocketmq_out_of_home()` (the RocketMQ client writes no `~/logs`).
 
 Where one event's steps live (modules below `firestore_outbox.relay`; partition leases, the
 default, first, then per-event leases, `RELAY_LEASES=event`):
@@ -41,12 +45,15 @@ from firestore_outbox._lazy import lazy_exports
 if TYPE_CHECKING:
     from firestore_outbox.config.loader import Configuration
     from firestore_outbox.config.shortcuts import load_relay_config
+    from firestore_outbox.firestore.raw import route_watch_failures
+    from firestore_outbox.observability.logs import configure_logging
     from firestore_outbox.publishers.amqp.settings import AmqpSettings
     from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
     from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
     from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
     from firestore_outbox.publishers.http.settings import HttpSettings
     from firestore_outbox.publishers.mns.settings import MnsSettings
+    from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
     from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
     from firestore_outbox.publishers.settings import AccessKeySettings
     from firestore_outbox.relay.config import RelayConfig
@@ -78,7 +85,10 @@ __all__ = [
     "RunStatus",
     "RunSummary",
     "StopReason",
+    "configure_logging",
+    "keep_rocketmq_out_of_home",
     "load_relay_config",
+    "route_watch_failures",
 ]
 
 __getattr__ = lazy_exports(__name__)

@@ -1,7 +1,8 @@
-"""The RocketMQ client is imported and used without writing to the user's home: a real
-publish from a fresh interpreter whose `HOME` is an empty temporary folder leaves it empty and
-leaves no temporary folder behind; the client's log records come out as the relay's JSON
-lines."""
+"""Once a process opts in (`keep_rocketmq_out_of_home()`), the RocketMQ client is imported and
+used without writing to the user's home: a real publish from a fresh interpreter whose `HOME`
+is an empty temporary folder leaves it empty and leaves no temporary folder behind; the
+client's log records come out as the relay's JSON lines. Without the opt-in the library leaves
+`HOME` alone and the client writes its log where it says."""
 
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ from firestore_outbox.observability.logs import configure_logging
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
 from firestore_outbox.publishers.base import Delivery
+from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
 
 configure_logging([], "INFO")
+keep_rocketmq_out_of_home()
 home = os.environ["HOME"]
 settings = RocketMqSettings(
     endpoints=sys.argv[1], topic="orders", access_key=sys.argv[2], secret_key=sys.argv[3]
@@ -69,3 +72,21 @@ def test_the_rocketmq_client_writes_nothing_to_the_users_home(
     lines = [json.loads(line) for line in done.stderr.splitlines() if line.strip()]
     assert any(line.get("message") == "the client's own logger" for line in lines), lines
     assert [s.keys[0] for s in server.sent] == ["e-1"]
+
+
+def test_without_the_opt_in_the_library_leaves_home_alone(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    script = (
+        "import os\n"
+        "from firestore_outbox.publishers.rocketmq.client import rocketmq_client\n"
+        "home = os.environ['HOME']\n"
+        "rocketmq_client()\n"
+        "assert os.environ['HOME'] == home\n"
+    )
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (home / "logs" / "rocketmq_python").is_dir()  # the client's own doing

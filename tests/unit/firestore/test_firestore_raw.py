@@ -64,7 +64,7 @@ def test_the_instance_attributes_the_raw_module_uses_still_exist() -> None:
     db = get_db_client(Settings(emulator_host="127.0.0.1:9"))  # connects to nothing yet
     assert firestore_raw.emulator_host(db) == "127.0.0.1:9"
     assert firestore_raw.gapic_if_made(db) is None  # no call made yet
-    for name in ("_credentials", "_client_options", "_target"):
+    for name in ("_client_options", "_target"):
         assert hasattr(db, name), f"Client.{name} moved: firestore_outbox/firestore/raw.py uses it"
     transport = db._firestore_api._transport
     assert transport._wrapped_methods, "the GAPIC transport's _wrapped_methods moved"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -57,22 +58,50 @@ def test_a_stream_failing_in_a_loop_gives_up_after_a_few_reopens() -> None:
     assert not rpc.is_active
 
 
-def test_watch_failures_takes_the_watch_thread_errors_and_passes_on_the_rest() -> None:
-    taken: list[BaseException] = []
-    passed: list[str] = []
-    previous = threading.excepthook
-    threading.excepthook = lambda args: passed.append(args.thread.name if args.thread else "")
-
+def _fail_in(names: tuple[str, ...]) -> None:
     def fail() -> None:
         raise google_exceptions.PermissionDenied("no")  # type: ignore[no-untyped-call]
 
+    for name in names:
+        thread = threading.Thread(target=fail, name=name)
+        thread.start()
+        thread.join()
+
+
+@pytest.fixture
+def passed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The names of the threads whose exceptions reach the process's hook (a fresh process:
+    not opted in)."""
+    monkeypatch.setattr(watch_internals, "_routed", False)
+    names: list[str] = []
+    previous = threading.excepthook
+    threading.excepthook = lambda args: names.append(args.thread.name if args.thread else "")
     try:
-        with watch_internals.watch_failures(taken.append):
-            for name in (watch_internals.FAILURE_THREAD, "some-other-thread"):
-                thread = threading.Thread(target=fail, name=name)
-                thread.start()
-                thread.join()
+        yield names
     finally:
         threading.excepthook = previous
+
+
+def test_without_the_opt_in_watch_failures_leaves_the_process_hook_alone(
+    passed: list[str],
+) -> None:
+    taken: list[BaseException] = []
+    own = threading.excepthook
+    with watch_internals.watch_failures(taken.append):
+        assert threading.excepthook is own
+        _fail_in((watch_internals.FAILURE_THREAD,))
+    assert taken == []
+    assert passed == [watch_internals.FAILURE_THREAD]
+
+
+def test_once_opted_in_the_watch_thread_errors_are_routed_and_the_rest_passed_on(
+    passed: list[str],
+) -> None:
+    taken: list[BaseException] = []
+    watch_internals.route_watch_failures()
+    watch_internals.route_watch_failures()  # once per process: the second call is a no-op
+    with watch_internals.watch_failures(taken.append):
+        _fail_in((watch_internals.FAILURE_THREAD, "some-other-thread"))
+    _fail_in((watch_internals.FAILURE_THREAD,))  # no block running: passed on
     assert [type(e) for e in taken] == [google_exceptions.PermissionDenied]
-    assert passed == ["some-other-thread"]
+    assert passed == ["some-other-thread", watch_internals.FAILURE_THREAD]

@@ -25,7 +25,7 @@ def test_an_uncaught_thread_exception_is_one_json_line_with_its_traceback(
     handlers, hook = root.handlers[:], threading.excepthook
     root.handlers = []
     try:
-        configure_logging(secrets=["s3cret-token"])
+        configure_logging(secrets=["s3cret-token"], thread_exceptions=True)
 
         def fail() -> None:
             raise RuntimeError("stream ended with s3cret-token")
@@ -40,6 +40,18 @@ def test_an_uncaught_thread_exception_is_one_json_line_with_its_traceback(
     assert entry["event"] == "thread.exception"
     assert entry["thread"] == "Thread-OnRpcTerminated" and entry["errorClass"] == "RuntimeError"
     assert "Traceback" in entry["exception"] and "s3cret-token" not in json.dumps(entry)
+
+
+def test_the_thread_hook_is_replaced_only_when_asked() -> None:
+    root = logging.getLogger()
+    handlers, level, hook = root.handlers[:], root.level, threading.excepthook
+    root.handlers = []
+    try:
+        configure_logging(secrets=["s3cret-token"])
+        assert threading.excepthook is hook
+    finally:
+        root.handlers, threading.excepthook = handlers, hook
+        root.setLevel(level)
 
 
 def test_a_client_library_warning_stays_a_json_line_after_a_firestore_client_is_made(
