@@ -46,6 +46,35 @@ def local_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("package") / "fc", local=True)
 
 
+ENTRY_POINT = """
+import importlib, inspect, json, sys
+package, dependencies, module, function = sys.argv[1:]
+sys.path[:0] = [package, dependencies]
+entry = getattr(importlib.import_module(module), function)
+print(json.dumps(list(inspect.signature(entry).parameters)))
+"""
+
+
+def entry_parameters(package: Path, module_path: str, function: str) -> list[str]:
+    """The parameters of `module_path.function` (s.yaml's form, `dir/module.function`), as a
+    clean interpreter with only the package on sys.path imports it."""
+    info = json.loads((package / "build-info.json").read_text())
+    module = module_path.replace("/", ".")
+    command = [sys.executable, "-I", "-S", "-W", "ignore::FutureWarning", "-c", ENTRY_POINT]
+    result = subprocess.run(
+        [*command, str(package), str(package / info["pythonpath"]), module, function],
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=package,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    parameters: list[str] = json.loads(result.stdout.splitlines()[-1])
+    return parameters
+
+
 def run_package(
     package: Path, python: str, variables: dict[str, str], runner: str = RUNNER, *args: str
 ) -> dict[str, Any]:
@@ -176,10 +205,11 @@ def test_s_yaml_renders_to_a_python310_function_with_a_timer(
     relay = rendered["resources"]["relay"]
     props = relay["props"]
     assert relay["component"] == "fc3" and props["runtime"] == "python3.10"
-    for entry in ("handler", "initializer"):
+    # Each entry point, imported from the package as Function Compute imports it: a callable
+    # taking (event, context), or (context) for the initializer.
+    for entry, parameters in (("handler", ["event", "context"]), ("initializer", ["context"])):
         module_path, _, function = props[entry].rpartition(".")
-        source = (local_package / f"{module_path}.py").read_text()
-        assert re.search(rf"^def {function}\(event|^def {function}\(context", source, re.M), entry
+        assert entry_parameters(local_package, module_path, function) == parameters, entry
     [trigger] = props["triggers"]
     assert trigger["triggerType"] == "timer"
     assert trigger["triggerConfig"]["cronExpression"] == "@every 1m"
