@@ -54,7 +54,7 @@ from firestore_outbox.publishers.fc.fc3 import Fc3Publisher, Fc3Target  # noqa: 
 from firestore_outbox.publishers.http.publisher import HttpPublisher  # noqa: E402
 from firestore_outbox.publishers.mns.publisher import MnsPublisher, MnsTarget  # noqa: E402
 from firestore_outbox.publishers.rocketmq.publisher import RocketMqPublisher, RocketMqTarget  # noqa: E402
-from tests import eventbridge_server, mns_server, rocketmq_server  # noqa: E402
+from tests.support import eventbridge_server, mns_server, rocketmq_server  # noqa: E402
 
 # A publisher to time, and how many requests its endpoint has taken (None: not counted).
 Timed = tuple[Publisher, Callable[[], int | None]]

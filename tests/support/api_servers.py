@@ -25,7 +25,7 @@ def api_environment(settings: Settings, **variables: str) -> dict[str, str]:
         FIRESTORE_PROJECT_ID=str(settings.project_id),
         LOG_LEVEL="WARNING",
         # The reference order API (app/) runs from this checkout, not from the wheel.
-        PYTHONPATH=str(HOOKED.parent.parent),
+        PYTHONPATH=str(HOOKED.parents[2]),  # the repository's root
         **variables,
     )
     return env
