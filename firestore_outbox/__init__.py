@@ -15,7 +15,6 @@ rest only when one of their names is first used (PEP 562), so `import firestore_
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
 from firestore_outbox._lazy import lazy_exports
@@ -32,13 +31,6 @@ from firestore_outbox.errors import (
     UnitOfWorkClosed,
 )
 from firestore_outbox.fields import EventStatus
-
-# google-api-core warns once, on import and straight to stderr, that Python 3.10 is past its
-# support; 3.10 is Function Compute's runtime, chosen on purpose (docs: Deploy), and a plain
-# text line there would break the function's JSON logs. Only that notice is silenced.
-warnings.filterwarnings(
-    "ignore", category=FutureWarning, module=r"google\.api_core\._python_version_support"
-)
 
 if TYPE_CHECKING:
     from firestore_outbox.config.shortcuts import load_settings

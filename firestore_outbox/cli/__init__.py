@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
+from firestore_outbox import _quiet_python310  # noqa: F401  (its effect: see the module)
 from firestore_outbox.cli import (
     api,
     console,

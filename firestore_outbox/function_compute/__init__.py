@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from firestore_outbox import _quiet_python310  # noqa: F401  (its effect: see the module)
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,28 @@ def test_the_audiences_see_short_lists() -> None:
     assert len(public["firestore_outbox.consumer"]) <= 24
     assert {"handler", "initialize"} <= public["firestore_outbox.function_compute"]
     assert len(public["firestore_outbox.function_compute"]) <= 4
+
+
+NOTHING_GLOBAL = """
+import sys, warnings
+# The dependencies first: urllib3 and requests add filters of their own when imported.
+import google.cloud.firestore, google.api_core, grpc, requests, urllib3, opentelemetry.trace
+before = list(warnings.filters)
+import firestore_outbox
+from firestore_outbox import FirestoreUnitOfWork, Relay, get_db_client
+from firestore_outbox.consumer import Inbox
+library = list(warnings.filters) == before
+import firestore_outbox.function_compute
+quieted = [f for f in warnings.filters if f not in before]
+print(library, len(quieted), quieted[0][0], quieted[0][3].pattern if quieted else "")
+"""
+
+
+def test_the_library_changes_no_warning_filter_its_entry_points_silence_one_notice() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", NOTHING_GLOBAL], capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == [
+        "True", "1", "ignore", r"google\.api_core\._python_version_support"
+    ]  # fmt: skip
