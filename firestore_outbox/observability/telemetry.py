@@ -114,7 +114,10 @@ def _prometheus(port: int) -> Any:
         start_http_server(port, addr="127.0.0.1")
     except OSError as exc:
         raise ConfigError(f"--metrics-port {port}: cannot listen: {exc.strerror or exc}") from None
-    return PrometheusMetricReader(scope_info_enabled=False)  # one library: no scope labels
+    try:  # one library: no otel_scope_* labels on every series
+        return PrometheusMetricReader(scope_info_enabled=False)
+    except TypeError:  # the exporter before 0.64b0 has no such setting: its series carry them
+        return PrometheusMetricReader()
 
 
 def flush(timeout_millis: int = FLUSH_TIMEOUT_MILLIS) -> None:
