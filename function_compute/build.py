@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping
 from email.parser import Parser
 from pathlib import Path
 
+import firestore_outbox.function_compute  # noqa: F401  (first: it quiets google-api-core's 3.10 notice)
 from firestore_outbox import Configuration
 
 ROOT = Path(__file__).resolve().parents[1]

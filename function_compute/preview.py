@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import firestore_outbox.function_compute  # noqa: F401  (first: it quiets google-api-core's 3.10 notice)
 from firestore_outbox import Configuration
 
 # Function Compute refuses a function whose environment variables exceed this in all.

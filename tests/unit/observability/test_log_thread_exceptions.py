@@ -59,8 +59,9 @@ def test_a_client_library_warning_stays_a_json_line_after_a_firestore_client_is_
 ) -> None:
     # A process of its own: google-api-core configures the "google" loggers once a process.
     script = (
-        # `app` first, as in every entry point: its import silences google-api-core's
-        # one-time Python 3.10 notice (app/__init__.py), which is not a log line.
+        # An entry point's surface first, as in the handlers: its import silences
+        # google-api-core's one-time Python 3.10 notice, which is not a log line.
+        "import firestore_outbox.function_compute\n"
         "import logging\n"
         "from firestore_outbox.observability.logs import configure_logging\n"
         "from google.auth.credentials import AnonymousCredentials\n"
