@@ -91,11 +91,14 @@ def serving_limits(soft: int, hard: int, *args: str) -> tuple[tuple[int, int], s
     )
     try:
         assert process.stdout is not None
-        assert process.stdout.readline().startswith("listening on ")
-        limits = resource.prlimit(process.pid, resource.RLIMIT_NOFILE)
+        line = process.stdout.readline()
+        listening = line.startswith("listening on ")
+        limits = resource.prlimit(process.pid, resource.RLIMIT_NOFILE) if listening else (0, 0)
     finally:
         process.kill()
         _, stderr = process.communicate(timeout=10)
+    # What it said, when it did not listen: the reason is on its stderr.
+    assert line.startswith("listening on "), (line, process.returncode, stderr[-3000:])
     return limits, stderr
 
 
