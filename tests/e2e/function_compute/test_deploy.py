@@ -48,7 +48,7 @@ def local_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 ENTRY_POINT = """
 import importlib, inspect, json, sys
-package, dependencies, module, function = sys.argv[1:]
+package, dependencies, _event, module, function = sys.argv[1:]
 sys.path[:0] = [package, dependencies]
 entry = getattr(importlib.import_module(module), function)
 print(json.dumps(list(inspect.signature(entry).parameters)))
@@ -58,28 +58,17 @@ print(json.dumps(list(inspect.signature(entry).parameters)))
 def entry_parameters(package: Path, module_path: str, function: str) -> list[str]:
     """The parameters of `module_path.function` (s.yaml's form, `dir/module.function`), as a
     clean interpreter with only the package on sys.path imports it."""
-    info = json.loads((package / "build-info.json").read_text())
     module = module_path.replace("/", ".")
-    command = [sys.executable, "-I", "-S", "-W", "ignore::FutureWarning", "-c", ENTRY_POINT]
-    result = subprocess.run(
-        [*command, str(package), str(package / info["pythonpath"]), module, function],
-        env={"PATH": "/usr/bin:/bin"},
-        cwd=package,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    parameters: list[str] = json.loads(result.stdout.splitlines()[-1])
+    parameters: list[str] = run_package(package, sys.executable, {}, ENTRY_POINT, module, function)
     return parameters
 
 
 def run_package(
     package: Path, python: str, variables: dict[str, str], runner: str = RUNNER, *args: str
-) -> dict[str, Any]:
+) -> Any:
     """Run `runner` (the handler, by default) in a clean interpreter with only the package on
-    sys.path; the JSON of its last line."""
+    sys.path, given the package, its dependencies' folder, a timer event and `args`; the JSON
+    of its last line."""
     info = json.loads((package / "build-info.json").read_text())
     dependencies = str(package / info["pythonpath"])
     command = [python, "-I", "-S", "-W", "ignore::FutureWarning", "-c", runner, str(package)]
@@ -93,8 +82,7 @@ def run_package(
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    summary: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
-    return summary
+    return json.loads(result.stdout.splitlines()[-1])
 
 
 def test_the_built_package_runs_the_handler_from_a_clean_interpreter(
