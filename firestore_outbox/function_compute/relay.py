@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,7 @@ class RelayFunction:
         self._cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
         # What the backlog gauges read: the current configuration's outbox.
         self._backlog: list[Callable[[], tuple[dict[str, int], float | None]]] = []
+        self._nudges_seen: Counter[str] = Counter()  # the hand-off nudger's, at the last beat
 
     @property
     def relay(self) -> Relay | None:
@@ -122,6 +124,12 @@ class RelayFunction:
             if summary.get("handedOff") and hand_off is not None:
                 # sent before the handler returns: Function Compute may freeze the instance then
                 hand_off.wait_idle(HAND_OFF_WAIT_SECONDS)
+            if hand_off is not None:  # the next heartbeat says how the hand-offs went
+                counts, seen = hand_off.counts, self._nudges_seen
+                relay.heartbeat.count_nudges(
+                    counts["sent"] - seen["sent"], counts["failed"] - seen["failed"]
+                )
+                self._nudges_seen = counts
         summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
         log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
         return summary
