@@ -28,9 +28,9 @@ from google.cloud.firestore_v1.query import Query
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.raw import QueryResult
 from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.health.reading import read_health
 from firestore_outbox.ops import find_anomalies, plan_requeue, read_status, requeue
 from firestore_outbox.ops.held import list_held, release_held
-from firestore_outbox.health.reading import read_health
 from firestore_outbox.ops.history import read_recent
 from firestore_outbox.ops.overview import read_overview
 from firestore_outbox.ops.purge import backfill_expiry, count_processed, purge_processed
