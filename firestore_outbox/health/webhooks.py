@@ -2,8 +2,10 @@
 reads, signed as it asks.
 
 - `json`: `{"source", "state": "alert" | "recovered", "problems": [{"code", "message"}],
-  "text"}`; with `WATCHDOG_WEBHOOK_SECRET` it is signed like a delivery (Standard Webhooks:
-  `webhook-id`, `webhook-timestamp`, `webhook-signature`, `firestore_outbox.signing`).
+  "text"}` with CloudEvents `ce-*` headers (type `firestore-outbox.watchdog.alert` or
+  `.recovered`); with `WATCHDOG_WEBHOOK_SECRET` it is signed like a delivery (Standard
+  Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`, `firestore_outbox.signing`):
+  `firestore_outbox.consumer`'s verification accepts it.
 - `dingtalk`: a custom robot's text message; with a secret, the robot's signing: `timestamp`
   (milliseconds) and `sign` = Base64(HMAC-SHA256(key=secret, "timestamp\\nsecret")) added to the
   URL's query. The robot answers 200 with `errcode` 0 when it took the message.
@@ -18,12 +20,14 @@ previews (`Configuration.SECRET_VARIABLES`); an error says what failed, never th
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import hmac
 import json
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
@@ -85,10 +89,25 @@ def post_alert(settings: WatchdogSettings, state: str, problems: Sequence[tuple[
             "text": text,
         }
     data = json.dumps(body, ensure_ascii=False).encode()
-    if secret and settings.webhook_format is WebhookFormat.JSON:
-        attributes = {"type": f"outbox.watchdog.{state}", "source": SOURCE}
-        headers.update(Signer([secret]).sign(attributes, data).headers())
+    if settings.webhook_format is WebhookFormat.JSON:
+        attributes = _attributes(state, problems)
+        headers.update({f"ce-{k}": v for k, v in attributes.items() if k != "datacontenttype"})
+        if secret:
+            headers.update(Signer([secret]).sign(attributes, data).headers())
     _post(url, data, headers, settings)
+
+
+def _attributes(state: str, problems: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The message's CloudEvents attributes (sent as `ce-*` headers, and signed)."""
+    return {
+        "specversion": "1.0",
+        "id": uuid.uuid4().hex,
+        "source": "firestore-outbox/watchdog",
+        "type": f"firestore-outbox.watchdog.{state}",
+        "subject": ",".join(code for code, _ in problems),
+        "time": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "datacontenttype": "application/json",
+    }
 
 
 def _post(url: str, data: bytes, headers: dict[str, str], settings: WatchdogSettings) -> None:

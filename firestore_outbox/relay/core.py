@@ -161,7 +161,8 @@ class Relay:
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
         # Whatever the run does past its budget (settles, releases, counts) ends within
         # budget + Firestore timeout, the envelope the function's timeout is sized for.
-        with self._store.bounded(deadline + self.config.firestore_timeout_seconds):
+        envelope = deadline + self.config.firestore_timeout_seconds
+        with self._store.bounded(envelope):
             summary = self._run(
                 started,
                 budget,
@@ -171,7 +172,8 @@ class Relay:
                 partitions=partitions,
                 hand_off=hand_off,
             )
-        self.heartbeat.beat(summary.to_json())  # never raises; at most every few seconds
+        # Never raises; at most every few seconds; within the envelope, after the run.
+        self.heartbeat.beat(summary.to_json(), until=envelope)
         return summary
 
     def _run(

@@ -44,6 +44,8 @@ __all__ = ["SHARDS", "Beat", "Heartbeat", "shard_ids"]
 logger = logging.getLogger("firestore_outbox.relay")
 
 SHARDS = 8
+# Less time than this left in the run's envelope: the beat is skipped (and logged).
+MIN_SECONDS = 0.2
 _LOST = (
     google_exceptions.FailedPrecondition,
     google_exceptions.AlreadyExists,
@@ -114,19 +116,31 @@ class Heartbeat:
         self._last: tuple[float, tuple[Any, ...]] | None = None
         self._channel: dict[str, Any] | None = None
         self._nudges = {"sent": 0, "failed": 0}
+        self._call_timeout = timeout
 
     def count_nudges(self, sent: int, failed: int) -> None:
         """Add hand-off nudges sent and failed: the next beat reports them."""
         self._nudges["sent"] += sent
         self._nudges["failed"] += failed
 
-    def beat(self, summary: Mapping[str, Any]) -> bool:
-        """Report a run's `summary` (its JSON) if due; True when written. Never raises: a
-        heartbeat that cannot be written is logged, and the run's own result stands."""
+    def beat(self, summary: Mapping[str, Any], *, until: float | None = None) -> bool:
+        """Report a run's `summary` (its JSON) if due, every call done by `until`
+        (`time.monotonic()`: the run's envelope); True when written. Never raises: a heartbeat
+        that cannot be written (in time) is logged, and the run's own result stands."""
         key = (summary.get("status"), summary.get("stoppedBy"), summary.get("channel"))
         now = time.monotonic()
         if self._last is not None and self._last[1] == key and now - self._last[0] < self._every:
             return False
+        left = self._timeout if until is None else min(self._timeout, until - now)
+        if left < MIN_SECONDS:
+            log_event(
+                logger,
+                logging.WARNING,
+                "relay.heartbeat_failed",
+                "relay heartbeat not written: the run left no time for it",
+            )
+            return False
+        self._call_timeout = left / 2  # a read and a write at most, within what is left
         try:
             for _ in range(2):
                 if self._seen is None:
@@ -148,11 +162,14 @@ class Heartbeat:
         return False
 
     def _read(self) -> None:
-        snapshot = self._ref.get(timeout=self._timeout, retry=bounded_retry(self._timeout))
+        timeout = self._call_timeout
+        snapshot = self._ref.get(timeout=timeout, retry=bounded_retry(timeout))
         self._exists = snapshot.exists
         self._seen = snapshot.update_time if snapshot.exists else False
+        # The shard's state is the latest any relay reported: another may have found the
+        # channel whole again since this one last wrote.
         channel = (snapshot.to_dict() or {}).get("channel") if snapshot.exists else None
-        self._channel = channel if isinstance(channel, dict) and channel else self._channel
+        self._channel = channel if isinstance(channel, dict) and channel else None
 
     def _write(self, summary: Mapping[str, Any]) -> bool:
         self._channel = _channel_after(summary, self._channel)
@@ -167,7 +184,7 @@ class Heartbeat:
             "channel": self._channel,
             "nudges": dict(self._nudges),
         }
-        timeout, retry = self._timeout, bounded_retry(self._timeout)
+        timeout, retry = self._call_timeout, bounded_retry(self._call_timeout)
         try:
             if self._exists:
                 option = self._db.write_option(last_update_time=self._seen)
