@@ -10,8 +10,10 @@ an ERROR log line `watchdog.alert` per incident opened (an SLS alert rule matche
 It shares no fate with the relay: it imports no publisher and not the relay's core, and each
 Firestore read and the webhook are bounded by `WATCHDOG_TIMEOUT_SECONDS`. A Firestore that
 does not answer is a problem of its own, `firestore_unreachable`; with Firestore gone there
-is nowhere to keep incidents, so it is alerted on every check (the webhook and an ERROR line)
-until Firestore answers again.
+is nowhere to keep incidents, so this `Watchdog` keeps that one itself: the ERROR line and the
+webhook once while it lasts (once per warm Function Compute instance: a new instance alerts
+again; every check's `watchdog.check` line names it), and a recovery message from the first
+check that reads Firestore again.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.firestore.deadline import error_class, firestore_host
-from firestore_outbox.health.assess import Health, assess, unreachable
+from firestore_outbox.health.assess import Health, ProblemCode, assess, unreachable
 from firestore_outbox.health.incidents import Notices, Send, track
 from firestore_outbox.health.reading import read_health
 from firestore_outbox.health.settings import WatchdogSettings
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["WatchReport", "Watchdog"]
 
 logger = logging.getLogger("firestore_outbox.watchdog")
+UNREACHABLE = ProblemCode.FIRESTORE_UNREACHABLE.value
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class Watchdog:
         self._partitions, self._partition_collection = partitions, partition_collection
         self._lock_timeout = lock_timeout_seconds
         self._send = send or self._webhook
+        self._firestore_down = False  # alerted on by this watchdog, not recovered yet
 
     def check(self) -> WatchReport:
         w = self._watchdog
@@ -106,19 +110,31 @@ class Watchdog:
             notices = track(self._db, w.collection, health, self._send, timeout=w.timeout_seconds)
         except (google_exceptions.GoogleAPIError, TimeoutError) as exc:
             return self._unreachable(exc)
+        if self._firestore_down:
+            self._firestore_down = False
+            self._tell(notices, "recovered", [(UNREACHABLE, "Firestore answers again")])
+            notices.recovered.append(UNREACHABLE)
         self._log(health, notices)
         return WatchReport(health, notices)
 
     def _unreachable(self, exc: BaseException) -> WatchReport:
         health = unreachable(firestore_host(self._settings), error_class(exc))
-        notices = Notices(opened=sorted(health.codes))
-        try:
-            self._send("alert", [(p.code.value, p.message) for p in health.problems])
-            notices.alerted = list(notices.opened)
-        except Exception as send_exc:  # said in the log and the report
-            notices.send_error = str(send_exc)
+        notices = Notices()
+        if not self._firestore_down:
+            self._firestore_down = True
+            notices.opened.append(UNREACHABLE)
+            self._tell(notices, "alert", [(p.code.value, p.message) for p in health.problems])
         self._log(health, notices)
         return WatchReport(health, notices)
+
+    def _tell(self, notices: Notices, state: str, problems: list[tuple[str, str]]) -> None:
+        """Send what this watchdog keeps itself (Firestore's own incident)."""
+        try:
+            self._send(state, problems)
+        except Exception as exc:  # said in the log and the report
+            notices.send_error = str(exc)
+            return
+        (notices.alerted if state == "alert" else notices.told_recovered).append(UNREACHABLE)
 
     def _log(self, health: Health, notices: Notices) -> None:
         record_check(health.codes, notices.opened)

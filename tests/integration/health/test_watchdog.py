@@ -20,11 +20,13 @@ from google.cloud import firestore
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.watchdog import make_watchdog
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.health.watchdog import Watchdog
 from firestore_outbox.ops import plan_requeue, requeue
 from firestore_outbox.partitions import partition_of
 from firestore_outbox.relay.heartbeat import Heartbeat
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.support.helpers import add_orders, add_own_event, make_relay, outbox, run_until, utcnow
 from tests.support.robot_server import RobotServer
 
@@ -186,3 +188,20 @@ def test_an_unanswering_firestore_is_alerted_on_and_the_check_ends(
     assert_once(robot, "firestore_unreachable", alerts=1, recoveries=0)
     assert SECRET not in done.stdout + done.stderr
     assert "robot-access-token" not in done.stderr
+
+
+def test_a_frozen_firestore_alerts_once_and_recovers_once_it_answers(
+    robot: RobotServer,
+) -> None:
+    with FirestoreEmulator() as emulator:
+        settings = Settings(project_id="watchdog-frozen", emulator_host=emulator.host_port)
+        watchdog = watchdog_for(settings, robot, WATCHDOG_TIMEOUT_SECONDS="1")
+        make_relay(get_db_client(settings), settings, "http://127.0.0.1:9/unused").run()
+        assert watchdog.check().health.ok
+        emulator.pause()  # SIGSTOP to its group: every call hangs
+        try:
+            assert twice(watchdog) == {"firestore_unreachable"}
+        finally:
+            emulator.resume()
+        assert_once(robot, "firestore_unreachable", alerts=1, recoveries=0)
+        recovered_once(watchdog, robot, "firestore_unreachable")
