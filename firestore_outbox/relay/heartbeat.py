@@ -25,6 +25,7 @@ from __future__ import annotations
 import datetime
 import logging
 import random
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -117,6 +118,7 @@ class Heartbeat:
         self._channel: dict[str, Any] | None = None
         self._nudges = {"sent": 0, "failed": 0}
         self._call_timeout = timeout
+        self._lock = threading.Lock()
 
     def count_nudges(self, sent: int, failed: int) -> None:
         """Add hand-off nudges sent and failed: the next beat reports them."""
@@ -140,7 +142,10 @@ class Heartbeat:
                 "relay heartbeat not written: the run left no time for it",
             )
             return False
-        self._call_timeout = left / 2  # a read and a write at most, within what is left
+        if not self._lock.acquire(blocking=False):
+            return False  # another run of this relay (another thread) is beating: it reports
+        # Two reads and two writes at most (a lost race), all within what is left.
+        self._call_timeout = left / 4
         try:
             for _ in range(2):
                 if self._seen is None:
@@ -159,6 +164,8 @@ class Heartbeat:
                 errorClass=type(exc).__name__,
             )
             self._seen = None
+        finally:
+            self._lock.release()
         return False
 
     def _read(self) -> None:
