@@ -148,6 +148,30 @@ def record_attempt(
     AttemptMetrics(attributes).record(outcome, error_type, seconds, lag_seconds)
 
 
+_run_troubles = {
+    "readRetries": _meter.create_counter(
+        "outbox.reads.retried",
+        unit="{read}",
+        description="Page reads that failed and were sent again",
+    ),
+    "partitionsUnread": _meter.create_counter(
+        "outbox.partitions.unread",
+        unit="{partition}",
+        description="Partitions released unread: their page reads kept failing",
+    ),
+}
+_nudges_refused = _meter.create_counter(
+    "outbox.nudges.refused",
+    unit="{entry}",
+    description="Nudge entries refused: not a partition of this relay, or the nudge was unusable",
+)
+
+
+def record_nudge_refused(entries: int) -> None:
+    """`entries` of one nudge refused (`firestore_outbox.nudge.message.read_nudge`)."""
+    _nudges_refused.add(entries)
+
+
 _channel_breaks = _meter.create_counter(
     "outbox.channel.breaks",
     unit="{run}",
@@ -157,7 +181,7 @@ _channel_breaks = _meter.create_counter(
 
 def record_run(summary: Mapping[str, Any]) -> None:
     """Add one relay run's summary counts to the counters."""
-    for key, counter in _summary_counters.items():
+    for key, counter in (*_summary_counters.items(), *_run_troubles.items()):
         value = summary.get(key)
         if isinstance(value, int) and value > 0:
             counter.add(value)
