@@ -221,7 +221,7 @@ class Relay:
                     instance,
                     started,
                     stopped_by=stopped_by,
-                    error="the time budget ran out before any event read was published",
+                    error="the time budget ran out before anything was published",
                     status=RunStatus.ERROR,
                 )
             return finish_summary(

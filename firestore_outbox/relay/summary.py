@@ -287,12 +287,11 @@ def stalled(budget: float, config_attempt: float, source: str) -> str:
 def starved(
     tally: Tally, stopped_by: StopReason, error: str | None, stop: threading.Event | None
 ) -> bool:
-    """Whether a run's budget ran out with events read and none published (not follow mode
-    stopping): its summary must not say `ok`."""
+    """Whether a run's budget ran out before it published anything (not follow mode
+    stopping): a run with nothing due stops `drained`, so its summary must not say `ok`."""
     return (
         error is None
         and stopped_by is StopReason.BUDGET
         and not (stop is not None and stop.is_set())
         and not tally[Count.LEASED]
-        and bool(tally[Count.BATCHES])
     )
