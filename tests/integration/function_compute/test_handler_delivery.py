@@ -54,7 +54,13 @@ def test_the_function_timeout_bounds_the_invocation(
 ) -> None:
     use(monkeypatch, relay_environment(settings, receiver.url))
     add_orders(db, settings, 3)
-    # 7 s less the Firestore timeout (5 s) and a second leaves 1 s: not enough for an attempt.
+    # 7 s less the Firestore timeout (5 s) and a second leaves 1 s: not enough for an attempt,
+    # said as such (not `ok`, not a plain `budget`), and nothing tried.
     summary = handler(TIMER_EVENT, fc_context(timeout=7))
-    assert (summary["stoppedBy"], summary["processed"]) == ("budget", 0)
+    assert (summary["status"], summary["stoppedBy"], summary["processed"]) == (
+        "error",
+        "budgetTooShort",
+        0,
+    )
+    assert "RELAY_FIRESTORE_TIMEOUT_SECONDS (5 s)" in summary["error"]
     assert handler(TIMER_EVENT, fc_context(timeout=60))["processed"] == 3
