@@ -267,7 +267,10 @@ class Relay:
             error = firestore_error(exc, instance)
         if taken and taken[-1].waiting_for is None:
             # A clean run released its partitions and settled what it leased: it holds nothing.
-            self._mode.leave(clean=error is None and not tally[Count.UNSETTLED])
+            self._mode.leave(
+                clean=error is None and not tally[Count.UNSETTLED],
+                shorten=partitions is not None,  # a nudged run: maybe a cold instance's last
+            )
         return summary()
 
     @contextmanager
