@@ -1,6 +1,7 @@
 """A budget that cannot fit one attempt, on the real emulator (a configured one is refused:
-`tests/unit/relay/test_relay_variables.py`): reported (never `ok`) when an invocation's own timeout leaves too little, and a
-run whose budget ran out before it published anything says so.
+`tests/unit/relay/test_relay_variables.py`): reported (never `ok`) when an invocation's own
+timeout leaves too little, and a run whose budget ran out before it published anything says
+so.
 
 The run that publishes nothing is forced, not hoped for: its only partition's first page
 query is held until the call's own deadline (`FaultInjector`'s stall), which leaves the run
