@@ -91,13 +91,19 @@ _lag = _meter.create_histogram(
 # Counts of the relay's summary, added after each run (timer invocation or follow-mode drain).
 _SUMMARY_COUNTERS = {
     "processed": ("outbox.events.processed", "Events delivered and settled PROCESSED"),
+    "readRetries": ("outbox.reads.retried", "Page reads that failed and were sent again"),
+    "partitionsUnread": (
+        "outbox.partitions.unread",
+        "Partitions released unread: their page reads kept failing",
+    ),
     "retried": ("outbox.events.retried", "Failed attempts settled for a later retry"),
     "failed": ("outbox.events.failed", "Events settled FAILED (attempts spent or rejected)"),
     "poisoned": ("outbox.events.poisoned", "Events that can never be delivered as written"),
     "lostLeases": ("outbox.leases.lost", "Settles refused: another invocation took the lease"),
 }
+_UNITS = {"readRetries": "{read}", "partitionsUnread": "{partition}"}  # else events
 _summary_counters = {
-    key: _meter.create_counter(name, unit="{event}", description=text)
+    key: _meter.create_counter(name, unit=_UNITS.get(key, "{event}"), description=text)
     for key, (name, text) in _SUMMARY_COUNTERS.items()
 }
 
@@ -148,18 +154,6 @@ def record_attempt(
     AttemptMetrics(attributes).record(outcome, error_type, seconds, lag_seconds)
 
 
-_run_troubles = {
-    "readRetries": _meter.create_counter(
-        "outbox.reads.retried",
-        unit="{read}",
-        description="Page reads that failed and were sent again",
-    ),
-    "partitionsUnread": _meter.create_counter(
-        "outbox.partitions.unread",
-        unit="{partition}",
-        description="Partitions released unread: their page reads kept failing",
-    ),
-}
 _nudges_refused = _meter.create_counter(
     "outbox.nudges.refused",
     unit="{entry}",
@@ -181,7 +175,7 @@ _channel_breaks = _meter.create_counter(
 
 def record_run(summary: Mapping[str, Any]) -> None:
     """Add one relay run's summary counts to the counters."""
-    for key, counter in (*_summary_counters.items(), *_run_troubles.items()):
+    for key, counter in _summary_counters.items():
         value = summary.get(key)
         if isinstance(value, int) and value > 0:
             counter.add(value)

@@ -22,10 +22,10 @@ from firestore_outbox.nudge.message import NUDGE_TYPE
 from firestore_outbox.partitions import DEFAULT_PARTITIONS
 from tests.support.fc_invocation import (
     clean_environment,  # noqa: F401  (the `environment` fixture)
+    configured_relay,  # noqa: F401  (the relay configured for the emulator)
     fc_context,
-    use,
 )
-from tests.support.helpers import add_orders, make_relay, outbox, relay_environment
+from tests.support.helpers import add_orders, make_relay, outbox
 
 PARTITION_COLLECTION = "outbox_partitions"
 
@@ -44,16 +44,6 @@ def written_by_relays(db: firestore.Client) -> list[str]:
     ]
 
 
-@pytest.fixture
-def configured(
-    settings: Settings,
-    receiver: Receiver,
-    environment: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    use(monkeypatch, relay_environment(settings, receiver.url))
-
-
 @pytest.mark.parametrize(
     ("data", "refused", "reason"),
     [
@@ -66,7 +56,7 @@ def configured(
         ({"partitions": [3], "partitionCount": 32}, 1, "partitionCount (32) is not"),
     ],
 )
-@pytest.mark.usefixtures("configured")
+@pytest.mark.usefixtures("configured_relay")
 def test_a_nudge_with_no_partition_of_this_relay_is_refused_and_asks_firestore_nothing(
     db: firestore.Client,
     settings: Settings,
@@ -86,7 +76,7 @@ def test_a_nudge_with_no_partition_of_this_relay_is_refused_and_asks_firestore_n
     assert receiver.received == []
 
 
-@pytest.mark.usefixtures("configured")
+@pytest.mark.usefixtures("configured_relay")
 def test_a_nudge_of_valid_and_invalid_partitions_drains_the_valid_ones_and_counts_the_rest(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
@@ -108,7 +98,7 @@ def test_a_nudge_of_valid_and_invalid_partitions_drains_the_valid_ones_and_count
     assert {r.event_id for r in receiver.received} == inside
 
 
-@pytest.mark.usefixtures("configured")
+@pytest.mark.usefixtures("configured_relay")
 def test_a_cold_instance_handles_a_nudge_of_an_empty_partition_without_a_clock(
     db: firestore.Client, settings: Settings
 ) -> None:
@@ -119,7 +109,7 @@ def test_a_cold_instance_handles_a_nudge_of_an_empty_partition_without_a_clock(
         assert summary["partitionsClaimed"] == 0 and "nudgeRefused" not in summary
 
 
-@pytest.mark.usefixtures("configured")
+@pytest.mark.usefixtures("configured_relay")
 def test_a_producer_of_another_partition_count_is_logged_once_a_minute_and_never_followed(
     db: firestore.Client, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
