@@ -28,10 +28,12 @@ Cold nudged invocations (a Function Compute instance started for a burst of nudg
 never invoked again, never closed) must not pile records up, each live for budget + lock
 timeout + KEEP_SECONDS and then left in the collection for ever. So:
 
-- lifetime: a nudged run that ends clean, with no other run of its relay under way, moves
-  its record's `until` back to KEEP_SECONDS from now (`leave(shorten=True)`): the instance's
-  next nudged run within that time moves it on with one write beside its claim (`_move_on`),
-  one that never comes back leaves a record that lapses KEEP_SECONDS after its last run;
+- lifetime: a nudged run that wrote its relay's record new (a cold instance's first run) and
+  ends clean, with no other run of its relay under way, moves the record's `until` back to
+  KEEP_SECONDS from now (`leave(shorten=True)`): an instance never invoked again leaves a
+  record that lapses KEEP_SECONDS after its run, not budget + lock timeout + KEEP_SECONDS;
+  one nudged again moves it on once, with one write beside its claim (`_move_on`), and is
+  a warm relay from then on (its record kept, its runs making no call for it);
 - number: a relay that wrote a new record deletes up to SWEEP_LIMIT lapsed records (any
   relay's: surely lapsed on Firestore's clock, each delete conditional on the update time it
   read) when its run ends, off the path to the first publish. Every record left behind was
@@ -97,6 +99,7 @@ class ModeRecords:
         self._running = 0  # runs that took the record and have not left
         self._unclean = False  # a run left leases behind: the record must lapse by itself
         self._sweep = False  # a new record was written: lapsed ones are swept at a run's end
+        self._new = False  # ... and not yet shortened (`leave(shorten=True)`)
 
     def take(self, mode: LeaseMode, seconds: float) -> ModeTaken:
         """Let a run of `mode` drain for `seconds` (its budget and lease), unless a relay
@@ -122,15 +125,16 @@ class ModeRecords:
 
     def leave(self, *, clean: bool, shorten: bool = False) -> None:
         """A run that `take` let drain ended; `clean`: it holds no lease. `shorten` (a
-        nudged run): the record, if no run is under way and none left a lease, is kept
-        only KEEP_SECONDS more (see the module). Then lapsed records are swept, if this
-        relay wrote a new one since the last sweep. Never raises."""
+        nudged run): the record, if written new for this run, no run is under way and none
+        left a lease, is kept only KEEP_SECONDS more (see the module). Then lapsed records
+        are swept, if this relay wrote a new one since the last sweep. Never raises."""
         with self._lock:
             self._running -= 1
             self._unclean |= not clean
             try:
-                if shorten and not self._running and not self._unclean:
+                if shorten and self._new and not self._running and not self._unclean:
                     self._shorten()
+                self._new = False
                 if self._sweep:
                     self._sweep = False
                     self._sweep_lapsed()
@@ -200,7 +204,7 @@ class ModeRecords:
             batch.delete(self._ref)
         update_time = batch.commit(timeout=self._store.timeout)[0].update_time
         self._ref = ref
-        self._sweep = True
+        self._sweep = self._new = True
         ours = (update_time, self._ref.id)
         live = self._store.run(
             self._collection.where(filter=FieldFilter("until", ">", self._store.clock.earliest()))
