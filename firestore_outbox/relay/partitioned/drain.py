@@ -154,7 +154,10 @@ class PartitionDrain:
         try:
             # A page query each for every partition the nudge names (up to all of them), at
             # once: with a claim's worth of threads, the rest of a 16-partition nudge waited.
-            readers = max(self._config.partitions.per_claim, len(self._only or ()))
+            # No more threads than the relay publishes on (RELAY_CONCURRENCY): a nudge of
+            # every one of 1,024 partitions queues its queries, it opens no 1,024 threads.
+            named = min(len(self._only or ()), self._config.concurrency)
+            readers = max(self._config.partitions.per_claim, named)
             with ThreadPoolExecutor(readers, "relay-pages") as pages:
                 start = self._start(run, held, self._only or (), pages)
                 if not start.mode_ok:

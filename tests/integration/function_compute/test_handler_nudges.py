@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any
 
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.clock import ClockNotSet
 from firestore_outbox.firestore.settings import Settings
@@ -148,3 +149,21 @@ def test_relay_run_refuses_partitions_outside_its_own_before_reading_anything(
         with pytest.raises(InvalidInput, match="partitions must be whole numbers from 0 to 15"):
             relay.run(partitions=bad)
     assert written_by_relays(db) == []
+
+
+def test_a_nudge_of_every_partition_reads_on_no_more_threads_than_the_relay_publishes_on(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    add_orders(db, settings, 40)  # events in most of the 16 partitions
+    readers: list[int] = []
+
+    def count_readers(_: Received) -> Answer:  # while the run is under way
+        readers.append(sum(t.name.startswith("relay-pages") for t in threading.enumerate()))
+        return Answer(200)
+
+    receiver.respond = count_readers
+    relay = make_relay(db, settings, receiver.url, concurrency=2, partitions_per_claim=2)
+    summary = relay.run(partitions=range(DEFAULT_PARTITIONS)).to_json()
+
+    assert summary["status"] == "ok" and summary["processed"] == 40, summary
+    assert readers and max(readers) <= 2, readers  # (16 before: one per named partition)
