@@ -146,7 +146,7 @@ class Relay:
         A budget too short for one attempt (`RelayConfig.attempt_seconds`) runs nothing:
         `status: error`, `stoppedBy: budgetTooShort`, the `error` naming the variables
         (`budget_source`: where `time_budget` came from); a run whose budget ran out before
-        it published anything it read is `status: error` too (`stoppedBy: budget`).
+        it published anything is `status: error` too (`stoppedBy: budget`; not with `stop`).
         `fan_out`: may start more invocations for a large backlog
         (`firestore_outbox.relay.fan_out`). `partitions`: a nudge's (`firestore_outbox.nudge`);
         only they are claimed (partition leases; under event leases the run drains as usual).

@@ -287,11 +287,12 @@ def stalled(budget: float, config_attempt: float, source: str) -> str:
 def starved(
     tally: Tally, stopped_by: StopReason, error: str | None, stop: threading.Event | None
 ) -> bool:
-    """Whether a run's budget ran out before it published anything (not follow mode
-    stopping): a run with nothing due stops `drained`, so its summary must not say `ok`."""
+    """Whether a run's budget ran out before it published anything: a run with nothing due
+    stops `drained`, so its summary must not say `ok`. Not a follow-mode run (`stop` given):
+    its follower runs again at once, and takes a summary that is not ok for Firestore's."""
     return (
         error is None
         and stopped_by is StopReason.BUDGET
-        and not (stop is not None and stop.is_set())
+        and stop is None
         and not tally[Count.LEASED]
     )
