@@ -87,11 +87,13 @@ def nudged_partitions(trigger: Any, count: int) -> list[int] | None:
 class NudgeRead:
     """A nudge as a relay of `RELAY_PARTITIONS` partitions takes it: the `partitions` to
     drain (sorted, each once), how many entries were `refused` and why (`reason`), and the
-    producer's `partitionCount` when it differs from the relay's (`foreign_count`)."""
+    producer's `partitionCount` when it differs from the relay's (`foreign`; its value, when
+    a whole number: `foreign_count`)."""
 
     partitions: list[int]
     refused: int = 0
     reason: str | None = None
+    foreign: bool = False
     foreign_count: int | None = field(default=None, compare=False)
 
 
@@ -108,7 +110,7 @@ def read_nudge(trigger: Any, count: int) -> NudgeRead | None:
     if theirs is not None and (not _whole(theirs) or theirs != count):
         shown = theirs if _whole(theirs) and 0 < theirs <= 10**6 else "unusable"
         reason = f"partitionCount ({shown}) is not this relay's RELAY_PARTITIONS ({count})"
-        return NudgeRead([], 1, reason, foreign_count=theirs if _whole(theirs) else None)
+        return NudgeRead([], 1, reason, True, theirs if _whole(theirs) else None)
     found = data.get("partitions")
     if not isinstance(found, list):
         return NudgeRead([], 1, "partitions is not a list")
@@ -155,7 +157,7 @@ class ForeignCounts:
     def saw(self, read: NudgeRead, count: int) -> bool:
         """Log `read` if it came from another partition layout and none was logged within
         the minute; whether it logged."""
-        if read.foreign_count is None and not (read.reason or "").startswith("partitionCount"):
+        if not read.foreign:
             return False
         now = time.monotonic()
         with self._lock:
