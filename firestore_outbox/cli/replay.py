@@ -1,0 +1,187 @@
+"""`outbox replay`: re-drive events (a dry run first), and run, pause, resume, cancel or list
+re-drive jobs (docs/redrive.md)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import getpass
+import sys
+from typing import Any
+
+from firestore_outbox.cli.failures import CommandFailed
+from firestore_outbox.cli.output import duration, ops_client, print_json, print_table, utcnow
+from firestore_outbox.errors import InvalidInput
+from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection
+from firestore_outbox.redrive.service import Redrive, runner_name
+from firestore_outbox.redrive.targets import describe, target_for
+
+DEFAULT_RATE = 10.0
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "replay",
+        help="re-drive events again (by time, type, aggregate, status) as a resumable job",
+        description="Send selected events again, with their own ids, signed and marked "
+        "`ce-outboxreplay: <job id>`, in per-aggregate order, at --rate, to the configured "
+        "publisher or --target-url. Without an action: a dry run with --dry-run, else a new "
+        "job that runs here until done (Ctrl-C leaves it resumable) or, with --detach, is "
+        "left for the relay's Function Compute invocations to run.",
+    )
+    chosen = parser.add_argument_group("selection (default: every delivered event)")
+    chosen.add_argument("--since", metavar="WHEN", help="created at or after: RFC 3339 or 36h")
+    chosen.add_argument("--until", metavar="WHEN", help="created before: RFC 3339 or 2h")
+    chosen.add_argument("--event-type", action="append", default=[], metavar="TYPE")
+    chosen.add_argument("--aggregate-type", metavar="TYPE")
+    chosen.add_argument("--aggregate-id", metavar="ID")
+    chosen.add_argument(
+        "--status",
+        action="append",
+        default=[],
+        choices=[*STATUSES, "all"],
+        help="default PROCESSED (delivered); repeat for several",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="count and show, write nothing")
+    parser.add_argument("--target-url", metavar="URL", help="send here instead (no credentials)")
+    parser.add_argument("--rate", type=float, default=DEFAULT_RATE, help="events a second")
+    parser.add_argument("--by", help="who starts the job (default: your user name)")
+    parser.add_argument("--detach", action="store_true", help="create the job, do not run it")
+    parser.add_argument("--budget", type=duration, help="run for at most this long (e.g. 10m)")
+    parser.add_argument("--yes", action="store_true", help="do not ask on a terminal")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    action = parser.add_mutually_exclusive_group()
+    for verb in ("run", "pause", "resume", "cancel", "show"):
+        action.add_argument(f"--{verb}", metavar="JOB_ID", help=f"{verb} this job")
+    action.add_argument("--list", action="store_true", help="the newest jobs")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    redrive = Redrive(ops_client(settings), settings, args.config.relay())
+    for verb in ("pause", "resume", "cancel"):
+        if getattr(args, verb):
+            _print_jobs([redrive.jobs.move(getattr(args, verb), verb)], args.json)
+            return 0
+    if args.show or args.list:
+        jobs = [redrive.jobs.get(args.show)] if args.show else redrive.jobs.recent()
+        _print_jobs(jobs, args.json)
+        return 0
+    if args.run:
+        return _run(redrive, args.run, args)
+    now = utcnow()
+    try:
+        selection = Selection(
+            since=_moment("--since", args.since, now),
+            until=_moment("--until", args.until, now),
+            event_types=tuple(args.event_type),
+            aggregate_type=args.aggregate_type,
+            aggregate_id=args.aggregate_id,
+            statuses=STATUSES
+            if "all" in args.status
+            else tuple(dict.fromkeys(args.status)) or DELIVERED,
+        )
+        target = target_for(args.target_url)
+    except InvalidInput as exc:
+        raise CommandFailed(str(exc), 2) from None
+    if args.dry_run:
+        _print_preview(redrive, selection, target, args)
+        print("dry run: nothing written")
+        return 0
+    if sys.stdin.isatty() and not args.yes:
+        _print_preview(redrive, selection, target, args)
+        if input("Start this re-drive job? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("nothing written")
+            return 1
+    try:
+        job = redrive.start(selection, target=target, rate=args.rate, created_by=_who(args))
+    except InvalidInput as exc:
+        raise CommandFailed(str(exc), 2) from None
+    print(f"job {job.job_id}: {job.counts['selected']} events to {describe(target)}")
+    if args.detach:
+        return 0
+    return _run(redrive, job.job_id, args)
+
+
+def _run(redrive: Redrive, job_id: str, args: argparse.Namespace) -> int:
+    report = redrive.run(job_id, owner=runner_name(), budget_seconds=args.budget)
+    if args.json:
+        print_json(report.to_json())
+    elif not report.started:
+        print(f"job {job_id} not run: {report.stopped}")
+    else:
+        print(
+            f"job {job_id}: sent {report.sent}, rejected {report.rejected}, "
+            f"skipped {report.skipped}; stopped: {report.stopped}"
+        )
+    return 0 if report.started else 1
+
+
+def _print_preview(redrive: Redrive, selection: Selection, target: Any, args: Any) -> None:
+    found = redrive.preview(selection)
+    if args.json:
+        print_json(
+            {
+                "count": found.count,
+                "perType": dict(found.per_type),
+                "first": found.first and found.first.event_id,
+                "last": found.last and found.last.event_id,
+            }
+        )
+        return
+    print(f"{found.count} events to send to {describe(target)} ({selection.describe()})")
+    for label, event in (("first", found.first), ("last", found.last)):
+        if event is not None:
+            print(f"  {label}: {event.event_id} {event.event_type} {event.created_at.isoformat()}")
+    if found.per_type:
+        print_table(("events", "eventType"), sorted(found.per_type.items(), key=lambda x: x[0]))
+    if found.count:
+        print(f"at {args.rate:g}/s: about {found.count / args.rate:.0f} s")
+
+
+def _print_jobs(jobs: list[Any], as_json: bool) -> None:
+    rows = [
+        (
+            job.job_id,
+            job.state.value,
+            f"{job.counts['sent']}/{job.counts['selected']}",
+            describe(job.target),
+            job.created_by,
+            job.selection.describe(),
+        )
+        for job in jobs
+    ]
+    if as_json:
+        keys = ("job", "state", "sent", "target", "by", "filter")
+        print_json([dict(zip(keys, row, strict=True)) for row in rows])
+    elif rows:
+        print_table(("job", "state", "sent", "target", "by", "filter"), rows)
+    else:
+        print("no re-drive jobs")
+
+
+def _moment(flag: str, text: str | None, now: datetime.datetime) -> datetime.datetime | None:
+    """`text` as a moment: RFC 3339 (a zone required), or a duration back from now."""
+    if text is None:
+        return None
+    try:
+        return now - datetime.timedelta(seconds=duration(text))
+    except argparse.ArgumentTypeError:
+        pass
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{flag} must be RFC 3339 (2026-11-28T09:00:00Z) or 36h") from None
+    if moment.tzinfo is None:
+        raise InvalidInput(f"{flag} needs a time zone (Z or +08:00)")
+    return moment
+
+
+def _who(args: argparse.Namespace) -> str:
+    if args.by:
+        return str(args.by)
+    try:
+        return f"{getpass.getuser()}@{runner_name()}"
+    except (KeyError, OSError):  # no user name in a container
+        return runner_name()
