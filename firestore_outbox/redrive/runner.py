@@ -66,14 +66,17 @@ class RunReport:
 
 @dataclass
 class Pacer:
-    """At most `rate` sends a second over the run: send n waits until `rate` allows n."""
+    """At most `rate` sends a second over the run: send n (from 0) waits until `n / rate`
+    seconds after send 0."""
 
     rate: float
-    started: float = field(default_factory=time.monotonic)
+    started: float | None = None
     sent: int = 0
 
     def wait(self, stop_at: float) -> bool:
         """Sleep until the next send is due; False if that is past `stop_at`."""
+        if self.started is None:
+            self.started = time.monotonic()
         due = self.started + self.sent / self.rate
         if due > stop_at:
             return False
