@@ -53,7 +53,9 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     action = parser.add_mutually_exclusive_group()
     for verb in ("run", "pause", "resume", "cancel", "show"):
-        action.add_argument(f"--{verb}", metavar="JOB_ID", help=f"{verb} this job")
+        action.add_argument(
+            f"--{verb}", dest=f"{verb}_job", metavar="JOB_ID", help=f"{verb} this job"
+        )
     action.add_argument("--list", action="store_true", help="the newest jobs")
     parser.set_defaults(run=run)
 
@@ -61,15 +63,15 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     redrive = Redrive(ops_client(settings), settings, args.config.relay())
     for verb in ("pause", "resume", "cancel"):
-        if getattr(args, verb):
-            _print_jobs([redrive.jobs.move(getattr(args, verb), verb)], args.json)
+        if getattr(args, f"{verb}_job"):
+            _print_jobs([redrive.jobs.move(getattr(args, f"{verb}_job"), verb)], args.json)
             return 0
-    if args.show or args.list:
-        jobs = [redrive.jobs.get(args.show)] if args.show else redrive.jobs.recent()
+    if args.show_job or args.list:
+        jobs = [redrive.jobs.get(args.show_job)] if args.show_job else redrive.jobs.recent()
         _print_jobs(jobs, args.json)
         return 0
-    if args.run:
-        return _run(redrive, args.run, args)
+    if args.run_job:
+        return _run(redrive, args.run_job, args)
     now = utcnow()
     try:
         selection = Selection(
