@@ -7,6 +7,8 @@ over `RELAY_PARTITIONS` partitions as written when the job was made.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import os
 import socket
 import time
@@ -70,8 +72,12 @@ class Redrive:
     def start(
         self, selection: Selection, *, target: Mapping[str, Any], rate: float, created_by: str
     ) -> Job:
-        """A RUNNING job of `selection` to `target` at `rate` events a second."""
+        """A RUNNING job of `selection` to `target` at `rate` events a second. A selection
+        open at its end stops at now: events committed later are live, not the job's."""
         rate = check_rate(rate)
+        if selection.until is None:
+            now = datetime.datetime.now(datetime.timezone.utc)
+            selection = dataclasses.replace(selection, until=max(now, selection.since or now))
         if not created_by.strip():
             raise InvalidInput("created by must name who starts the job")
         selected = self.preview(selection).count
