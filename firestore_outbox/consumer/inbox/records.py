@@ -144,7 +144,10 @@ def event_key(event: Any, *, replays: str = "skip") -> tuple[str, str]:
     else:
         source, event_id = str(event["source"]), str(event["id"])
     if replays == "again":
-        job = event.get(REPLAY_ATTRIBUTE) if hasattr(event, "get") else None
+        if hasattr(event, "get_extension"):
+            job = event.get_extension(REPLAY_ATTRIBUTE)
+        else:
+            job = event.get(REPLAY_ATTRIBUTE) if isinstance(event, Mapping) else None
         if job:
             return source, f"{event_id} replay {job}"
     return source, event_id
