@@ -142,8 +142,12 @@ def _print_preview(redrive: Redrive, selection: Selection, target: Any, args: An
         print(f"at {args.rate:g}/s: about {found.count / args.rate:.0f} s")
 
 
-def _print_jobs(jobs: list[Any], as_json: bool) -> None:
-    rows = [
+JOB_COLUMNS = ("job", "state", "sent", "target", "by", "filter")
+
+
+def job_rows(jobs: list[Any]) -> list[tuple[str, ...]]:
+    """A table row per job (`outbox replay --list` and `outbox status`)."""
+    return [
         (
             job.job_id,
             job.state.value,
@@ -154,11 +158,17 @@ def _print_jobs(jobs: list[Any], as_json: bool) -> None:
         )
         for job in jobs
     ]
+
+
+def jobs_json(jobs: list[Any]) -> list[dict[str, str]]:
+    return [dict(zip(JOB_COLUMNS, row, strict=True)) for row in job_rows(jobs)]
+
+
+def _print_jobs(jobs: list[Any], as_json: bool) -> None:
     if as_json:
-        keys = ("job", "state", "sent", "target", "by", "filter")
-        print_json([dict(zip(keys, row, strict=True)) for row in rows])
-    elif rows:
-        print_table(("job", "state", "sent", "target", "by", "filter"), rows)
+        print_json(jobs_json(jobs))
+    elif jobs:
+        print_table(JOB_COLUMNS, job_rows(jobs))
     else:
         print("no re-drive jobs")
 

@@ -168,8 +168,8 @@ class JobStore:
         return Job.from_snapshot(snapshot)
 
     def recent(self, limit: int = 20) -> list[Job]:
-        """The newest `limit` jobs, newest first (their ids sort by creation time)."""
-        query = self.collection.order_by("__name__", direction="DESCENDING").limit(limit)
+        """The newest `limit` jobs, newest first (a single-field index: no composite)."""
+        query = self.collection.order_by("createdAt", direction="DESCENDING").limit(limit)
         return [Job.from_snapshot(s) for s in query.stream(timeout=self._timeout)]
 
     def runnable(self, limit: int = 10) -> list[Job]:
