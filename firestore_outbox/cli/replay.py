@@ -4,7 +4,6 @@ re-drive jobs (docs/redrive.md)."""
 from __future__ import annotations
 
 import argparse
-import datetime
 import getpass
 import sys
 from typing import Any
@@ -13,7 +12,7 @@ from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import duration, ops_client, print_json, print_table, utcnow
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.settings import Settings
-from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection
+from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection, parse_moment
 from firestore_outbox.redrive.service import Redrive, runner_name
 from firestore_outbox.redrive.targets import describe, target_for
 
@@ -75,8 +74,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     now = utcnow()
     try:
         selection = Selection(
-            since=_moment("--since", args.since, now),
-            until=_moment("--until", args.until, now),
+            since=parse_moment("--since", args.since, now),
+            until=parse_moment("--until", args.until, now),
             event_types=tuple(args.event_type),
             aggregate_type=args.aggregate_type,
             aggregate_id=args.aggregate_id,
@@ -171,23 +170,6 @@ def _print_jobs(jobs: list[Any], as_json: bool) -> None:
         print_table(JOB_COLUMNS, job_rows(jobs))
     else:
         print("no re-drive jobs")
-
-
-def _moment(flag: str, text: str | None, now: datetime.datetime) -> datetime.datetime | None:
-    """`text` as a moment: RFC 3339 (a zone required), or a duration back from now."""
-    if text is None:
-        return None
-    try:
-        return now - datetime.timedelta(seconds=duration(text))
-    except argparse.ArgumentTypeError:
-        pass
-    try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput(f"{flag} must be RFC 3339 (2026-11-28T09:00:00Z) or 36h") from None
-    if moment.tzinfo is None:
-        raise InvalidInput(f"{flag} needs a time zone (Z or +08:00)")
-    return moment
 
 
 def _who(args: argparse.Namespace) -> str:

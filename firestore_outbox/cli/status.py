@@ -40,9 +40,9 @@ STATUS_JOBS = 5
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     db = ops_client(settings)
-    jobs = JobStore(db, jobs_collection(settings), lease_seconds=lock_timeout(args)).recent(
-        STATUS_JOBS
-    )
+    jobs = JobStore(
+        db, jobs_collection(settings.outbox_collection), lease_seconds=lock_timeout(args)
+    ).recent(STATUS_JOBS)
     status = read_status(
         db,
         settings.outbox_collection,

@@ -124,7 +124,7 @@ class JobStore:
         self._db = db
         self.collection = db.collection(collection)
         self.lease_seconds = lease_seconds
-        self._timeout = timeout
+        self.timeout = timeout
 
     def create(
         self,
@@ -154,7 +154,7 @@ class JobStore:
                 "leaseOwner": None,
                 "leasedAt": None,
             },
-            timeout=self._timeout,
+            timeout=self.timeout,
         )
         return self.get(ref.id)
 
@@ -162,7 +162,7 @@ class JobStore:
         problem = check_document_id(job_id)
         if problem:
             raise InvalidInput(f"JOB_ID {problem}")
-        snapshot = self.collection.document(job_id).get(timeout=self._timeout)
+        snapshot = self.collection.document(job_id).get(timeout=self.timeout)
         if not snapshot.exists:
             raise JobNotFound(f"no re-drive job {job_id}")
         return Job.from_snapshot(snapshot)
@@ -170,12 +170,12 @@ class JobStore:
     def recent(self, limit: int = 20) -> list[Job]:
         """The newest `limit` jobs, newest first (a single-field index: no composite)."""
         query = self.collection.order_by("createdAt", direction="DESCENDING").limit(limit)
-        return [Job.from_snapshot(s) for s in query.stream(timeout=self._timeout)]
+        return [Job.from_snapshot(s) for s in query.stream(timeout=self.timeout)]
 
     def runnable(self, limit: int = 10) -> list[Job]:
         """RUNNING jobs, oldest first, whose lease is free or abandoned as last read."""
         query = self.collection.where("state", "==", JobState.RUNNING.value).limit(limit)
-        jobs = [Job.from_snapshot(s) for s in query.stream(timeout=self._timeout)]
+        jobs = [Job.from_snapshot(s) for s in query.stream(timeout=self.timeout)]
         return sorted(jobs, key=lambda job: job.job_id)
 
     def move(self, job_id: str, command: str) -> Job:
@@ -195,7 +195,7 @@ class JobStore:
     def take(self, job_id: str, owner: str) -> JobLease | str:
         """The job's lease for `owner`, or why not (not RUNNING, or held)."""
         ref = self.collection.document(job_id)
-        snapshot = ref.get(timeout=self._timeout)
+        snapshot = ref.get(timeout=self.timeout)
         if not snapshot.exists:
             raise JobNotFound(f"no re-drive job {job_id}")
         job = Job.from_snapshot(snapshot)
@@ -241,7 +241,7 @@ class JobStore:
         option = self._db.write_option(last_update_time=job.update_time)
         try:
             result = self.collection.document(job.job_id).update(
-                dict(fields), option=option, timeout=self._timeout
+                dict(fields), option=option, timeout=self.timeout
             )
         except (google_exceptions.FailedPrecondition, google_exceptions.NotFound):
             return None

@@ -13,6 +13,7 @@ events in commit order.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,8 @@ from firestore_outbox.partitions import PARTITION, SEQUENCE, partition_of
 if TYPE_CHECKING:
     from google.cloud.firestore import CollectionReference, Query
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 STATUSES = tuple(status.value for status in EventStatus)
 DELIVERED = (EventStatus.PROCESSED.value,)
 MAX_TEXT = 1500  # Firestore indexes a string's first 1,500 bytes
@@ -136,3 +139,24 @@ class Selection:
             if value
         ]
         return " ".join([*parts, "status " + ",".join(self.statuses)])
+
+
+def parse_moment(name: str, text: str | None, now: datetime.datetime) -> datetime.datetime | None:
+    """`text` as a moment: RFC 3339 with a zone (`2026-11-28T09:00:00Z`), or a time back
+    from `now` (`90s`, `15m`, `36h`, `7d`); None when blank. `InvalidInput` names `name`."""
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    ago = _AGO.match(text.lower())
+    if ago:
+        seconds = float(ago.group(1)) * _UNITS[ago.group(2)]
+        if seconds > 100 * 366 * 86400:
+            raise InvalidInput(f"{name} must be at most 100 years back")
+        return now - datetime.timedelta(seconds=seconds)
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{name} must be RFC 3339 (2026-11-28T09:00:00Z) or 36h") from None
+    if moment.tzinfo is None:
+        raise InvalidInput(f"{name} needs a time zone (Z or +08:00)")
+    return moment

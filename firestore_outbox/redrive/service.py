@@ -22,7 +22,7 @@ from firestore_outbox.redrive.runner import FLUSH_SECONDS, RunReport, run_job
 from firestore_outbox.redrive.targets import publisher_for_target
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client
+    from google.cloud.firestore import Client, CollectionReference
 
     from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.redrive.selection import Selection
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 MAX_RATE = 10_000.0
 
 
-def jobs_collection(settings: Settings) -> str:
-    """Where the re-drive jobs of `settings`' outbox live."""
-    return f"{settings.outbox_collection}_redrive"
+def jobs_collection(outbox_collection: str) -> str:
+    """Where the re-drive jobs of the outbox `outbox_collection` live."""
+    return f"{outbox_collection}_redrive"
 
 
 def check_rate(rate: float) -> float:
@@ -48,6 +48,36 @@ def runner_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def start_job(
+    jobs: JobStore,
+    events: CollectionReference,
+    selection: Selection,
+    *,
+    partitions: int,
+    target: Mapping[str, Any],
+    rate: float,
+    created_by: str,
+) -> Job:
+    """A RUNNING job of `selection` (over `partitions`) to `target` at `rate` events a second,
+    `selected` counted now. A selection open at its end stops at now: events committed later
+    are live, not the job's."""
+    rate = check_rate(rate)
+    if not created_by.strip():
+        raise InvalidInput("created by must name who starts the job")
+    if selection.until is None:
+        now = datetime.datetime.now(datetime.timezone.utc)
+        selection = dataclasses.replace(selection, until=max(now, selection.since or now))
+    selected = preview(events, selection, partitions, timeout=jobs.timeout).count
+    return jobs.create(
+        selection,
+        target=target,
+        rate=rate,
+        partitions=partitions,
+        created_by=created_by,
+        selected=selected,
+    )
+
+
 class Redrive:
     """Preview, create, run and list the re-drive jobs of one outbox."""
 
@@ -58,7 +88,7 @@ class Redrive:
         self._source = config.source_for(db.project, settings.database, settings.outbox_collection)
         self.jobs = JobStore(
             db,
-            jobs_collection(settings),
+            jobs_collection(settings.outbox_collection),
             lease_seconds=config.lock_timeout_seconds,
             timeout=self._timeout,
         )
@@ -72,22 +102,15 @@ class Redrive:
     def start(
         self, selection: Selection, *, target: Mapping[str, Any], rate: float, created_by: str
     ) -> Job:
-        """A RUNNING job of `selection` to `target` at `rate` events a second. A selection
-        open at its end stops at now: events committed later are live, not the job's."""
-        rate = check_rate(rate)
-        if selection.until is None:
-            now = datetime.datetime.now(datetime.timezone.utc)
-            selection = dataclasses.replace(selection, until=max(now, selection.since or now))
-        if not created_by.strip():
-            raise InvalidInput("created by must name who starts the job")
-        selected = self.preview(selection).count
-        return self.jobs.create(
+        """A RUNNING job of `selection` to `target` at `rate` events a second."""
+        return start_job(
+            self.jobs,
+            self._events,
             selection,
+            partitions=self._config.partitions.count,
             target=target,
             rate=rate,
-            partitions=self._config.partitions.count,
             created_by=created_by,
-            selected=selected,
         )
 
     def run(

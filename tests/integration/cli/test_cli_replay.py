@@ -26,7 +26,7 @@ def test_a_dry_run_counts_per_type_and_writes_nothing(
     assert "first: ev-001 OrderPaid 2026-11-01T08:01:00+00:00" in out
     assert "last: ev-011 OrderPaid" in out and "dry run: nothing written" in out
     assert update_times(db, settings) == before
-    assert list(db.collection(jobs_collection(settings)).list_documents()) == []
+    assert list(db.collection(jobs_collection(settings.outbox_collection)).list_documents()) == []
     assert receiver.received == []
 
 
