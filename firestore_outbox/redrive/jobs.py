@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
-from google.cloud.firestore import SERVER_TIMESTAMP
+from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
 from firestore_outbox.errors import InvalidInput, OutboxError
 from firestore_outbox.firestore.limits import check_document_id
@@ -174,7 +174,8 @@ class JobStore:
 
     def runnable(self, limit: int = 10) -> list[Job]:
         """RUNNING jobs, oldest first, whose lease is free or abandoned as last read."""
-        query = self.collection.where("state", "==", JobState.RUNNING.value).limit(limit)
+        running = FieldFilter("state", "==", JobState.RUNNING.value)
+        query = self.collection.where(filter=running).limit(limit)
         jobs = [Job.from_snapshot(s) for s in query.stream(timeout=self.timeout)]
         return sorted(jobs, key=lambda job: job.job_id)
 
