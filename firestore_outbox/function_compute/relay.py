@@ -120,7 +120,8 @@ class RelayFunction:
             ).to_json()
             if nudged is not None:
                 summary["nudged"] = nudged
-            elif not is_fan_out(trigger):  # a timer's run: re-drive jobs in the time left
+            elif not is_fan_out(trigger) and summary.get("status") == "ok":
+                # a timer's run that went well: re-drive jobs in the time it left
                 budget = _time_budget(context, relay.config) or relay.config.time_budget_seconds
                 left = budget - (time.monotonic() - started)
                 summary["redrive"] = _redrive(relay, configuration, left, request_id)

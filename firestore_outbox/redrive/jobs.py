@@ -30,6 +30,7 @@ from google.api_core import exceptions as google_exceptions
 from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 
 from firestore_outbox.errors import InvalidInput, OutboxError
+from firestore_outbox.firestore.deadline import bounded_retry
 from firestore_outbox.firestore.limits import check_document_id
 from firestore_outbox.redrive.reading import Position
 from firestore_outbox.redrive.selection import Selection
@@ -154,7 +155,7 @@ class JobStore:
                 "leaseOwner": None,
                 "leasedAt": None,
             },
-            timeout=self.timeout,
+            **self._bounded(),
         )
         return self.get(ref.id)
 
@@ -162,7 +163,7 @@ class JobStore:
         problem = check_document_id(job_id)
         if problem:
             raise InvalidInput(f"JOB_ID {problem}")
-        snapshot = self.collection.document(job_id).get(timeout=self.timeout)
+        snapshot = self.collection.document(job_id).get(**self._bounded())
         if not snapshot.exists:
             raise JobNotFound(f"no re-drive job {job_id}")
         return Job.from_snapshot(snapshot)
@@ -170,13 +171,13 @@ class JobStore:
     def recent(self, limit: int = 20) -> list[Job]:
         """The newest `limit` jobs, newest first (a single-field index: no composite)."""
         query = self.collection.order_by("createdAt", direction="DESCENDING").limit(limit)
-        return [Job.from_snapshot(s) for s in query.stream(timeout=self.timeout)]
+        return [Job.from_snapshot(s) for s in query.stream(**self._bounded())]
 
     def runnable(self, limit: int = 10) -> list[Job]:
         """RUNNING jobs, oldest first, whose lease is free or abandoned as last read."""
         running = FieldFilter("state", "==", JobState.RUNNING.value)
         query = self.collection.where(filter=running).limit(limit)
-        jobs = [Job.from_snapshot(s) for s in query.stream(timeout=self.timeout)]
+        jobs = [Job.from_snapshot(s) for s in query.stream(**self._bounded())]
         return sorted(jobs, key=lambda job: job.job_id)
 
     def move(self, job_id: str, command: str) -> Job:
@@ -196,7 +197,7 @@ class JobStore:
     def take(self, job_id: str, owner: str) -> JobLease | str:
         """The job's lease for `owner`, or why not (not RUNNING, or held)."""
         ref = self.collection.document(job_id)
-        snapshot = ref.get(timeout=self.timeout)
+        snapshot = ref.get(**self._bounded())
         if not snapshot.exists:
             raise JobNotFound(f"no re-drive job {job_id}")
         job = Job.from_snapshot(snapshot)
@@ -237,12 +238,16 @@ class JobStore:
                 fields = {**kept, "leaseOwner": None, "leasedAt": None}
         raise OutboxError(f"job {job.job_id} kept changing under its runner")
 
+    def _bounded(self) -> dict[str, Any]:
+        """Every call ends within the timeout, its retries included."""
+        return {"timeout": self.timeout, "retry": bounded_retry(self.timeout)}
+
     def _write(self, job: Job, fields: Mapping[str, Any]) -> datetime.datetime | None:
         """`fields` written if `job` is unchanged since read; the new update time, or None."""
         option = self._db.write_option(last_update_time=job.update_time)
         try:
             result = self.collection.document(job.job_id).update(
-                dict(fields), option=option, timeout=self.timeout
+                dict(fields), option=option, **self._bounded()
             )
         except (google_exceptions.FailedPrecondition, google_exceptions.NotFound):
             return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.fields import CREATED_AT
+from firestore_outbox.firestore.deadline import bounded_retry
 from firestore_outbox.partitions import SEQUENCE
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
 
@@ -84,7 +85,7 @@ def candidates(
                         "__name__": events.document(last.event_id),
                     }
                 )
-            page = list(query.stream(timeout=timeout))
+            page = list(query.stream(timeout=timeout, retry=bounded_retry(timeout)))
             for snapshot in page:
                 data = snapshot.to_dict() or {}
                 last = Position(partition, data[CREATED_AT], data[SEQUENCE], snapshot.id)

@@ -123,7 +123,7 @@ def run_job(
 
     try:
         for candidate in candidates(
-            events, job.selection, job.partitions, job.cursor, timeout=attempt_seconds
+            events, job.selection, job.partitions, job.cursor, timeout=jobs.timeout
         ):
             event = candidate.event
             if event is not None:

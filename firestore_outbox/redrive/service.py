@@ -84,7 +84,7 @@ class Redrive:
     def __init__(self, db: Client, settings: Settings, config: RelayConfig) -> None:
         self._config = config
         self._events = db.collection(settings.outbox_collection)
-        self._timeout = settings.firestore_timeout_seconds
+        self._timeout = config.firestore_timeout_seconds  # the relay's, as it runs there
         self._source = config.source_for(db.project, settings.database, settings.outbox_collection)
         self.jobs = JobStore(
             db,
