@@ -23,16 +23,23 @@ from tests.support.helpers import relay_environment
 from tests.support.redrive import redrive, seed
 
 
-def test_timer_invocations_run_a_job_piece_by_piece_within_their_budget(
+@pytest.fixture(name="service")
+def deployed(
     db: Any,
     settings: Any,
     receiver: Receiver,
     environment: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
+) -> Any:
+    """The relay function's environment, a seeded outbox, and its re-drive jobs."""
     use(monkeypatch, relay_environment(settings, receiver.url))
     seed(db, settings)
-    service, _ = redrive(db, settings, receiver.url)
+    return redrive(db, settings, receiver.url)[0]
+
+
+def test_timer_invocations_run_a_job_piece_by_piece_within_their_budget(
+    service: Any, receiver: Receiver
+) -> None:
     # 2 a second: a 9 s function (3 s of budget, less an attempt's 1.5 s) sends a few each time.
     job = service.start(Selection(), target=target_for(None), rate=2.0, created_by="ops")
     runs = []
@@ -51,16 +58,7 @@ def test_timer_invocations_run_a_job_piece_by_piece_within_their_budget(
     assert service.jobs.get(job.job_id).counts["sent"] == 11
 
 
-def test_a_nudged_invocation_leaves_jobs_to_the_timer(
-    db: Any,
-    settings: Any,
-    receiver: Receiver,
-    environment: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    use(monkeypatch, relay_environment(settings, receiver.url))
-    seed(db, settings, 3)
-    service, _ = redrive(db, settings, receiver.url)
+def test_a_nudged_invocation_leaves_jobs_to_the_timer(service: Any, receiver: Receiver) -> None:
     service.start(Selection(), target=target_for(None), rate=100.0, created_by="ops")
     nudge = {"type": NUDGE_TYPE, "data": {"partitions": [0]}}
     summary = handler(nudge, fc_context("req-nudge"))

@@ -31,6 +31,18 @@ def start(service: Any, url: str | None = None, rate: float = 1000.0, **filters:
     )
 
 
+def operator_at(n: int, command: str, service: Any, job_id: str, receiver: Receiver) -> Any:
+    """A downstream whose n-th request finds the job moved by an operator (`command`) while
+    it is being sent: the runner must see it at its next progress write."""
+
+    def respond(_: Received) -> Answer:
+        if len(receiver.received) == n:
+            service.jobs.move(job_id, command)
+        return Answer(200)
+
+    return respond
+
+
 def test_a_job_sends_each_event_once_in_order_with_its_id_signed_and_marked(
     db: Any, settings: Any, receiver: Receiver
 ) -> None:
@@ -128,12 +140,7 @@ def test_a_cancelled_job_stops_and_is_not_run_again(
     service, _ = redrive(db, settings, receiver.url)
     job = start(service)
 
-    def cancel_at_third(_: Received) -> Answer:
-        if len(receiver.received) == 3:
-            service.jobs.move(job.job_id, "cancel")
-        return Answer(200)
-
-    receiver.respond = cancel_at_third
+    receiver.respond = operator_at(3, "cancel", service, job.job_id, receiver)
     report = service.run(job.job_id, flush_seconds=0)
     assert (report.stopped, report.sent) == ("cancelled", 3)
     cancelled = service.jobs.get(job.job_id)
@@ -148,12 +155,7 @@ def test_a_paused_job_resumes_where_it_stopped(db: Any, settings: Any, receiver:
     service, _ = redrive(db, settings, receiver.url)
     job = start(service)
 
-    def pause_at_fourth(_: Received) -> Answer:
-        if len(receiver.received) == 4:
-            service.jobs.move(job.job_id, "pause")
-        return Answer(200)
-
-    receiver.respond = pause_at_fourth
+    receiver.respond = operator_at(4, "pause", service, job.job_id, receiver)
     assert service.run(job.job_id, flush_seconds=0).stopped == "paused"
     assert not service.run(job.job_id).started
     receiver.respond = lambda _: Answer(200)
