@@ -37,13 +37,14 @@ if TYPE_CHECKING:
     from firestore_outbox.redrive.reading import Position
 
 FLUSH_SECONDS = 1.0
+MAX_SENT_IDS = 10_000  # a report names the first ones sent: a long job's run stays small
 
 
 @dataclass
 class RunReport:
     """What one run of a job did: `stopped` says why it ended (`done`, `budget`, `paused`,
     `cancelled`, `lost` (another runner took the job), `retry`, `channel`) or, when it did not
-    start, why not."""
+    start, why not; `sent_ids` the first `MAX_SENT_IDS` events sent, in order."""
 
     job_id: str
     started: bool
@@ -151,7 +152,8 @@ def run_job(
                 if result.outcome is Outcome.DELIVERED:
                     counts["sent"] += 1
                     report.sent += 1
-                    report.sent_ids.append(event.event_id)
+                    if len(report.sent_ids) < MAX_SENT_IDS:
+                        report.sent_ids.append(event.event_id)
                 elif result.outcome is Outcome.REJECTED:
                     counts["rejected"] += 1
                     report.rejected += 1
