@@ -14,7 +14,7 @@ from firestore_outbox.cli.output import (
     print_table,
     utcnow,
 )
-from firestore_outbox.cli.replay import JOB_COLUMNS, job_rows, jobs_json
+from firestore_outbox.cli.replay.listing import JOB_COLUMNS, job_rows, jobs_json
 from firestore_outbox.fields import EventStatus
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import read_status

@@ -1,5 +1,5 @@
 """`outbox replay`: re-drive events (a dry run first), and run, pause, resume, cancel or list
-re-drive jobs (docs/redrive.md)."""
+re-drive jobs (docs/redrive.md); what it prints of jobs and dry runs is in `listing`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import sys
 from typing import Any
 
 from firestore_outbox.cli.failures import CommandFailed
-from firestore_outbox.cli.output import duration, ops_client, print_json, print_table, utcnow
+from firestore_outbox.cli.output import duration, ops_client, print_json, utcnow
+from firestore_outbox.cli.replay.listing import print_jobs, print_preview
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection, parse_moment
@@ -30,11 +31,25 @@ def register(commands: Any) -> None:
         "left for the relay's Function Compute invocations to run.",
     )
     chosen = parser.add_argument_group("selection (default: every delivered event)")
-    chosen.add_argument("--since", metavar="WHEN", help="created at or after: RFC 3339 or 36h")
-    chosen.add_argument("--until", metavar="WHEN", help="created before: RFC 3339 or 2h")
-    chosen.add_argument("--event-type", action="append", default=[], metavar="TYPE")
-    chosen.add_argument("--aggregate-type", metavar="TYPE")
-    chosen.add_argument("--aggregate-id", metavar="ID")
+    chosen.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="created at or after: RFC 3339 or 36h (default: no lower bound)",
+    )
+    chosen.add_argument(
+        "--until",
+        metavar="WHEN",
+        help="created before: RFC 3339 or 2h (default: when the job is made)",
+    )
+    chosen.add_argument(
+        "--event-type",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help="this type; repeat for several (default: every type)",
+    )
+    chosen.add_argument("--aggregate-type", metavar="TYPE", help="(default: every one)")
+    chosen.add_argument("--aggregate-id", metavar="ID", help="one aggregate (default: all)")
     chosen.add_argument(
         "--status",
         action="append",
@@ -43,11 +58,24 @@ def register(commands: Any) -> None:
         help="default PROCESSED (delivered); repeat for several",
     )
     parser.add_argument("--dry-run", action="store_true", help="count and show, write nothing")
-    parser.add_argument("--target-url", metavar="URL", help="send here instead (no credentials)")
-    parser.add_argument("--rate", type=float, default=DEFAULT_RATE, help="events a second")
+    parser.add_argument(
+        "--target-url",
+        metavar="URL",
+        help="POST here instead, no credentials in it (default: the configured publisher)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=DEFAULT_RATE,
+        help=f"events a second (default {DEFAULT_RATE:g})",
+    )
     parser.add_argument("--by", help="who starts the job (default: your user name)")
     parser.add_argument("--detach", action="store_true", help="create the job, do not run it")
-    parser.add_argument("--budget", type=duration, help="run for at most this long (e.g. 10m)")
+    parser.add_argument(
+        "--budget",
+        type=duration,
+        help="run for at most this long, e.g. 10m (default: until the job ends)",
+    )
     parser.add_argument("--yes", action="store_true", help="do not ask on a terminal")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     action = parser.add_mutually_exclusive_group()
@@ -63,11 +91,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     redrive = Redrive(ops_client(settings), settings, args.config.relay())
     for verb in ("pause", "resume", "cancel"):
         if getattr(args, f"{verb}_job"):
-            _print_jobs([redrive.jobs.move(getattr(args, f"{verb}_job"), verb)], args.json)
+            print_jobs([redrive.jobs.move(getattr(args, f"{verb}_job"), verb)], args.json)
             return 0
     if args.show_job or args.list:
         jobs = [redrive.jobs.get(args.show_job)] if args.show_job else redrive.jobs.recent()
-        _print_jobs(jobs, args.json)
+        print_jobs(jobs, args.json)
         return 0
     if args.run_job:
         return _run(redrive, args.run_job, args)
@@ -87,11 +115,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except InvalidInput as exc:
         raise CommandFailed(str(exc), 2) from None
     if args.dry_run:
-        _print_preview(redrive, selection, target, args)
+        print_preview(redrive, selection, target, args)
         print("dry run: nothing written")
         return 0
     if sys.stdin.isatty() and not args.yes:
-        _print_preview(redrive, selection, target, args)
+        print_preview(redrive, selection, target, args)
         if input("Start this re-drive job? [y/N] ").strip().lower() not in ("y", "yes"):
             print("nothing written")
             return 1
@@ -117,59 +145,6 @@ def _run(redrive: Redrive, job_id: str, args: argparse.Namespace) -> int:
             f"skipped {report.skipped}; stopped: {report.stopped}"
         )
     return 0 if report.started else 1
-
-
-def _print_preview(redrive: Redrive, selection: Selection, target: Any, args: Any) -> None:
-    found = redrive.preview(selection)
-    if args.json:
-        print_json(
-            {
-                "count": found.count,
-                "perType": dict(found.per_type),
-                "first": found.first and found.first.event_id,
-                "last": found.last and found.last.event_id,
-            }
-        )
-        return
-    print(f"{found.count} events to send to {describe(target)} ({selection.describe()})")
-    for label, event in (("first", found.first), ("last", found.last)):
-        if event is not None:
-            print(f"  {label}: {event.event_id} {event.event_type} {event.created_at.isoformat()}")
-    if found.per_type:
-        print_table(("events", "eventType"), sorted(found.per_type.items(), key=lambda x: x[0]))
-    if found.count:
-        print(f"at {args.rate:g}/s: about {found.count / args.rate:.0f} s")
-
-
-JOB_COLUMNS = ("job", "state", "sent", "target", "by", "filter")
-
-
-def job_rows(jobs: list[Any]) -> list[tuple[str, ...]]:
-    """A table row per job (`outbox replay --list` and `outbox status`)."""
-    return [
-        (
-            job.job_id,
-            job.state.value,
-            f"{job.counts['sent']}/{job.counts['selected']}",
-            describe(job.target),
-            job.created_by,
-            job.selection.describe(),
-        )
-        for job in jobs
-    ]
-
-
-def jobs_json(jobs: list[Any]) -> list[dict[str, str]]:
-    return [dict(zip(JOB_COLUMNS, row, strict=True)) for row in job_rows(jobs)]
-
-
-def _print_jobs(jobs: list[Any], as_json: bool) -> None:
-    if as_json:
-        print_json(jobs_json(jobs))
-    elif jobs:
-        print_table(JOB_COLUMNS, job_rows(jobs))
-    else:
-        print("no re-drive jobs")
 
 
 def _who(args: argparse.Namespace) -> str:
