@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from firestore_outbox.redrive.reading import Position
 
 FLUSH_SECONDS = 1.0
+RENEW_MARGIN = 0.1  # seconds: a lease renewed for a slow pace covers its send by this
 MAX_SENT_IDS = 10_000  # a report names the first ones sent: a long job's run stays small
 
 
@@ -74,11 +75,15 @@ class Pacer:
     started: float | None = None
     sent: int = 0
 
-    def wait(self, stop_at: float) -> bool:
-        """Sleep until the next send is due; False if that is past `stop_at`."""
+    def due(self) -> float:
+        """When (monotonic) the next send may go."""
         if self.started is None:
             self.started = time.monotonic()
-        due = self.started + self.sent / self.rate
+        return self.started + self.sent / self.rate
+
+    def wait(self, stop_at: float) -> bool:
+        """Sleep until the next send is due; False if that is past `stop_at`."""
+        due = self.due()
         if due > stop_at:
             return False
         time.sleep(max(0.0, due - time.monotonic()))
@@ -130,6 +135,18 @@ def run_job(
             if event is not None:
                 # The send must be over before the lease (or the budget) is: a runner that
                 # takes the job over after the lease never overlaps it.
+                if pacer.due() + attempt_seconds > time.monotonic() + lease.valid_for():
+                    # A slow pace outwaits the lease: renew it (with the progress) when a
+                    # fresh lease covers the next send, not before.
+                    wake = pacer.due() + attempt_seconds - lease.lease_seconds + RENEW_MARGIN
+                    if wake > stop_at:
+                        report.stopped = "budget"
+                        break
+                    time.sleep(max(0.0, wake - time.monotonic()))
+                    flushed = time.monotonic()
+                    if not jobs.record(lease, progress()):
+                        report.stopped = _why_stopped(jobs, lease)
+                        return report
                 now = time.monotonic()
                 deadline = min(stop_at, now + lease.valid_for())
                 if deadline - now < attempt_seconds or not pacer.wait(deadline - attempt_seconds):

@@ -102,6 +102,17 @@ def test_the_rate_is_respected_over_the_run(db: Any, settings: Any, receiver: Re
     assert unpaced.sent == 11
 
 
+def test_a_pace_slower_than_the_lease_renews_it_between_sends(
+    db: Any, settings: Any, receiver: Receiver
+) -> None:
+    seed(db, settings, 3)
+    # a 3 s lease, an attempt of 1.5 s: a send 2 s after the last outlives an unrenewed lease
+    service, config = redrive(db, settings, receiver.url)
+    assert (config.lock_timeout_seconds, config.attempt_seconds) == (3.0, 1.5)
+    report = service.run(start(service, rate=0.5).job_id)
+    assert (report.stopped, report.sent) == ("done", 3)
+
+
 def test_a_second_runner_cannot_take_a_job_held_by_the_first(
     db: Any, settings: Any, receiver: Receiver
 ) -> None:
