@@ -9,7 +9,8 @@ import logging
 
 from firestore_outbox.console.context import Context
 from firestore_outbox.console.pages import Answer, Query, one
-from firestore_outbox.redrive.jobs import FINAL, MOVES, JobStore
+from firestore_outbox.redrive.job import FINAL, MOVES
+from firestore_outbox.redrive.jobs import JobStore
 from firestore_outbox.redrive.preview import preview
 from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection, parse_moment
 from firestore_outbox.redrive.service import jobs_collection, start_job

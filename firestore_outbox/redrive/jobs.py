@@ -19,11 +19,10 @@ the job's events at the same time.
 from __future__ import annotations
 
 import datetime
-import enum
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
@@ -32,73 +31,11 @@ from google.cloud.firestore import SERVER_TIMESTAMP, FieldFilter
 from firestore_outbox.errors import InvalidInput, OutboxError
 from firestore_outbox.firestore.deadline import bounded_retry
 from firestore_outbox.firestore.limits import check_document_id
-from firestore_outbox.redrive.reading import Position
+from firestore_outbox.redrive.job import COUNTS, FINAL, MOVES, Job, JobNotFound, JobState
 from firestore_outbox.redrive.selection import Selection
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentSnapshot
-
-COUNTS = ("selected", "sent", "rejected", "skipped")
-
-
-class JobState(str, enum.Enum):
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    CANCELLED = "CANCELLED"
-    DONE = "DONE"
-
-
-FINAL = (JobState.CANCELLED, JobState.DONE)
-# The state an operator's command moves a job to, and the states it may move it from.
-MOVES = {
-    "pause": (JobState.PAUSED, (JobState.RUNNING,)),
-    "resume": (JobState.RUNNING, (JobState.PAUSED,)),
-    "cancel": (JobState.CANCELLED, (JobState.RUNNING, JobState.PAUSED)),
-}
-
-
-class JobNotFound(InvalidInput):
-    """No re-drive job has that id."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """A job document as read."""
-
-    job_id: str
-    state: JobState
-    selection: Selection
-    target: dict[str, Any]
-    rate: float
-    partitions: int
-    created_by: str
-    created_at: datetime.datetime | None
-    cursor: Position | None
-    counts: dict[str, int]
-    lease_owner: str | None = None
-    leased_at: datetime.datetime | None = None
-    last_error: str | None = None
-    update_time: datetime.datetime | None = field(default=None, repr=False)
-
-    @classmethod
-    def from_snapshot(cls, snapshot: DocumentSnapshot[Any]) -> Job:
-        data: Mapping[str, Any] = snapshot.to_dict() or {}
-        return cls(
-            job_id=snapshot.id,
-            state=JobState(data["state"]),
-            selection=Selection.from_document(data.get("filter") or {}),
-            target=dict(data.get("target") or {}),
-            rate=float(data["ratePerSecond"]),
-            partitions=int(data["partitions"]),
-            created_by=str(data.get("createdBy", "")),
-            created_at=data.get("createdAt"),
-            cursor=Position.from_document(data.get("cursor")),
-            counts={name: int((data.get("counts") or {}).get(name, 0)) for name in COUNTS},
-            lease_owner=data.get("leaseOwner"),
-            leased_at=data.get("leasedAt"),
-            last_error=data.get("lastError"),
-            update_time=snapshot.update_time,
-        )
+    from google.cloud.firestore import Client
 
 
 @dataclass

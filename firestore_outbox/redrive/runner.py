@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import SERVER_TIMESTAMP
 
 from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, bounded_error
-from firestore_outbox.redrive.jobs import JobState
+from firestore_outbox.redrive.job import JobState
 from firestore_outbox.redrive.reading import candidates
 from firestore_outbox.relay.events import rfc3339
 

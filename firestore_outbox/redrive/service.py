@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.errors import InvalidInput
-from firestore_outbox.redrive.jobs import Job, JobState, JobStore
+from firestore_outbox.redrive.job import Job, JobState
+from firestore_outbox.redrive.jobs import JobStore
 from firestore_outbox.redrive.preview import Preview, preview
 from firestore_outbox.redrive.runner import FLUSH_SECONDS, RunReport, run_job
 from firestore_outbox.redrive.targets import publisher_for_target

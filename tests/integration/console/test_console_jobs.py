@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import requests
 
-from firestore_outbox.redrive.jobs import JobState, JobStore
+from firestore_outbox.redrive.job import JobState
+from firestore_outbox.redrive.jobs import JobStore
 from firestore_outbox.redrive.service import jobs_collection
 from tests.support.console_pages import serving
 from tests.support.redrive import seed, update_times

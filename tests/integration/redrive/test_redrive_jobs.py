@@ -11,7 +11,7 @@ import pytest
 
 from firestore_outbox.consumer import InvalidSignature, verify_request
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
-from firestore_outbox.redrive.jobs import JobState
+from firestore_outbox.redrive.job import JobState
 from firestore_outbox.redrive.selection import Selection
 from firestore_outbox.redrive.targets import target_for
 from tests.support.redrive import ids, per_aggregate, redrive, seed, update_times
