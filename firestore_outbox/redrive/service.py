@@ -137,8 +137,8 @@ class Redrive:
 
     def run_due(self, budget_seconds: float, *, owner: str | None = None) -> list[RunReport]:
         """Run the RUNNING jobs whose lease is free, one after another, within
-        `budget_seconds` (a Function Compute invocation's time left after the relay's run)."""
-
+        `budget_seconds` (a Function Compute invocation's time left after the relay's run);
+        a job another runner holds answers why it did not start."""
         stop_at = time.monotonic() + budget_seconds
         reports = []
         for job in self.jobs.runnable():
