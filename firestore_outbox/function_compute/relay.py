@@ -26,6 +26,7 @@ from firestore_outbox.observability.metrics import BacklogGauges, record_nudge_r
 from firestore_outbox.observability.telemetry import configure_telemetry, flush
 from firestore_outbox.ops.status import backlog_reader
 from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
+from firestore_outbox.redrive.service import Redrive
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.core import Relay
 from firestore_outbox.relay.fan_out import is_fan_out
@@ -107,6 +108,11 @@ class RelayFunction:
         else:
             nudge = read_nudge(trigger, relay.config.partitions.count)
             summary = self._run(relay, nudge, trigger, context, request_id, configuration)
+            if nudge is None and not is_fan_out(trigger) and summary.get("status") == "ok":
+                # a timer's run that went well: re-drive jobs in the time it left
+                budget = _time_budget(context, relay.config)[0] or relay.config.time_budget_seconds
+                left = budget - (time.monotonic() - started)
+                summary["redrive"] = _redrive(relay, configuration, left, request_id)
         summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
         log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
         return summary
@@ -215,6 +221,21 @@ def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:
         logger.warning("ignoring an event that is not JSON (%d characters)", len(event))
         return {}
     return parsed if isinstance(parsed, dict) else {}
+
+
+def _redrive(
+    relay: Relay, configuration: Configuration, left: float, owner: str | None
+) -> list[dict[str, Any]]:
+    """Run the re-drive jobs that wait for a runner, after the live run and within the time
+    it left (docs/redrive.md); a failure is logged, never the live run's."""
+    if left < relay.config.attempt_seconds:
+        return []
+    try:
+        redrive = Redrive(relay.db, configuration.settings, relay.config)
+        return [report.to_json() for report in redrive.run_due(left, owner=owner)]
+    except Exception as exc:  # the live summary stands whatever a job does
+        log_event(logger, logging.ERROR, "relay.redrive_failed", f"re-drive failed: {exc}")
+        return []
 
 
 def _time_budget(context: Any, config: RelayConfig) -> tuple[float | None, str | None]:

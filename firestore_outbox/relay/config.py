@@ -161,6 +161,14 @@ class RelayConfig:
     def connect_timeout_seconds(self) -> float:
         return min(5.0, self.http_timeout_seconds)
 
+    def source_for(self, project: str, database: str, collection: str) -> str:
+        """The CloudEvents `source` of every delivery from `collection`: `RELAY_EVENT_SOURCE`,
+        or the collection's Firestore resource name."""
+        return self.event_source or (
+            f"//firestore.googleapis.com/projects/{project}/databases/{database}"
+            f"/documents/{collection}"
+        )
+
     def publisher_options(self) -> PublisherOptions:
         """What the publisher is built with: its timeouts, pool, signer and secrets to mask."""
         signer = Signer(self.signing_secrets) if self.signing_secrets else None

@@ -83,10 +83,7 @@ class Relay:
             timeout=config.firestore_timeout_seconds,
             park_holds=config.partitions.holds_failed,
         )
-        source = config.event_source or (
-            f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
-            f"/documents/{settings.outbox_collection}"
-        )
+        source = config.source_for(db.project, settings.database, settings.outbox_collection)
         self._source = source  # the CloudEvents `source` of every delivery
         self._attempts = Attempts(
             publisher or publisher_for(config.publisher, config.publisher_options()), source, config
