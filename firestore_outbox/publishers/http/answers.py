@@ -12,21 +12,31 @@ MAX_ANSWER_BYTES = 64 * 1024
 EXCERPT_CHARACTERS = 200
 
 
-class Headers(dict[str, str]):
-    """An answer's header fields by lower-case name (repeated fields joined with `, `, as
-    RFC 9110 allows); `get` takes a name in any case."""
+class Headers:
+    """An answer's header fields, read from its head's lines when first asked for (most
+    answers are settled by their status alone); `get` takes a name in any case, and a field
+    sent more than once comes joined with `, `, as RFC 9110 allows."""
 
-    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        return super().get(name.lower(), default)
+    __slots__ = ("_fields", "_lines")
 
-    def add(self, line: bytes) -> None:
-        """Take one `Name: value` line of a head (anything else is ignored)."""
+    def __init__(self, lines: list[bytes] | None = None) -> None:
+        self._lines = lines or []
+        self._fields: dict[str, str] | None = None
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        if self._fields is None:
+            self._fields = _fields(self._lines)
+        return self._fields.get(name.lower(), default)
+
+
+def _fields(lines: list[bytes]) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in lines:
         name, colon, value = line.partition(b":")
-        if not colon:
-            return
-        key, text = name.strip().lower().decode("latin-1"), value.strip().decode("latin-1")
-        seen = super().get(key)
-        self[key] = text if seen is None else f"{seen}, {text}"
+        if colon:
+            key, text = name.strip().lower().decode("latin-1"), value.strip().decode("latin-1")
+            fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return fields
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,8 @@ class Answer:
 
 def answer_of(status: int, headers: Headers, raw: bytes, whole: bool) -> Answer:
     """The `Answer` for `raw`, the first bytes of the body (all of them when `whole`)."""
+    if not raw:
+        return Answer(status, headers)
     encoding = (headers.get("content-encoding") or "").strip().lower()
     return Answer(status, headers, _excerpt(raw, encoding), raw if whole else b"")
 

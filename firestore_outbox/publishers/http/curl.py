@@ -46,15 +46,15 @@ class _Reader:
     """The answer as libcurl hands it over: its head's fields and up to one byte over the
     cap of its body; `stopped` once it stopped the transfer itself."""
 
-    __slots__ = ("chunks", "headers", "size", "stopped", "switching")
+    __slots__ = ("chunks", "lines", "size", "stopped", "switching")
 
     def __init__(self) -> None:
-        self.headers, self.chunks, self.size = Headers(), list[bytes](), 0
+        self.lines, self.chunks, self.size = list[bytes](), list[bytes](), 0
         self.stopped = self.switching = False
 
     def head(self, line: bytes) -> int | None:
         if line[:5] == b"HTTP/":  # a status line: a new answer's head (the final one's last)
-            self.headers = Headers()
+            self.lines = []
             self.switching = line.split(None, 2)[1:2] == [b"101"]
         elif line in (b"\r\n", b"\n") and self.switching:
             # A 101 we never asked for: libcurl would read what follows as its body, to the
@@ -62,7 +62,7 @@ class _Reader:
             self.stopped = True
             return 0
         else:
-            self.headers.add(line)
+            self.lines.append(line)
         return None
 
     def body(self, data: bytes) -> int | None:
@@ -127,7 +127,7 @@ class Handle:
             raise CurlFailure(code, message, sent=curl.getinfo(pycurl.REQUEST_SIZE) > 0)
         whole = reader.size <= MAX_ANSWER_BYTES
         status = curl.getinfo(pycurl.RESPONSE_CODE)
-        return answer_of(status, reader.headers, b"".join(reader.chunks), whole)
+        return answer_of(status, Headers(reader.lines), b"".join(reader.chunks), whole)
 
     def _run(self, started: float) -> tuple[int, str] | None:
         """Drive the transfer to its end; libcurl's error, if it ended in one. Once connected

@@ -96,9 +96,10 @@ class HttpTransport:
         bound = time.monotonic() + self._bound
         deadline = bound if deadline is None else min(deadline, bound)
         lines = [f"{name}: {value}" for name, value in headers.items()]
-        if any("\r" in line or "\n" in line or "\0" in line for line in lines):
+        head = "".join(lines)
+        if "\r" in head or "\n" in head or "\0" in head:  # it would forge headers
             return self.failure(Outcome.REJECTED, "InvalidHeader: a header holds CR, LF or NUL")
-        if not any(name.lower() == "content-type" for name in headers):
+        if "Content-Type" not in headers and all(n.lower() != "content-type" for n in headers):
             lines.append("Content-Type:")  # not libcurl's form-encoded one
         route = self._routes.route(url)
         try:
