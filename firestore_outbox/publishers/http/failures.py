@@ -23,6 +23,7 @@ CHANNEL = {
     6: "COULDNT_RESOLVE_HOST",
     7: "COULDNT_CONNECT",
     35: "SSL_CONNECT_ERROR",
+    51: "PEER_FAILED_VERIFICATION",  # its number before libcurl 7.62 (a source build's)
     53: "SSL_ENGINE_NOTFOUND",
     54: "SSL_ENGINE_SETFAILED",
     58: "SSL_CERTPROBLEM",
@@ -52,6 +53,7 @@ BROKEN = {
 _CHANNEL_WORDS = {
     5: "ConnectionError: DNS",
     6: "ConnectionError: DNS",
+    51: "ConnectionError: CERTIFICATE_VERIFY_FAILED",
     # OpenSSL's name for it, which `lastError` has always carried.
     60: "ConnectionError: CERTIFICATE_VERIFY_FAILED",
 }

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pycurl
 import pytest
 
 from firestore_outbox.publishers.base import Outcome
@@ -82,5 +83,5 @@ def test_a_certificate_for_another_name_is_refused(tls_server: TlsServer) -> Non
         post(handle, url)
     outcome, error = describe(refused.value.code, refused.value.message, sent=refused.value.sent)
     assert outcome is Outcome.CHANNEL and "127.0.0.1" in error, error
-    assert refused.value.code == 60  # CURLE_PEER_FAILED_VERIFICATION
+    assert refused.value.code == pycurl.E_PEER_FAILED_VERIFICATION
     handle.close()

@@ -19,10 +19,10 @@ CASES = [
     ("E_COULDNT_CONNECT", False, Outcome.CHANNEL, "ConnectionError: curl 7 COULDNT_CONNECT"),
     ("E_SSL_CONNECT_ERROR", False, Outcome.CHANNEL, "ConnectionError: curl 35 "),
     (
-        "E_PEER_FAILED_VERIFICATION",
+        "E_PEER_FAILED_VERIFICATION",  # 60 since libcurl 7.62, 51 before
         False,
         Outcome.CHANNEL,
-        "ConnectionError: CERTIFICATE_VERIFY_FAILED: curl 60 PEER_FAILED_VERIFICATION",
+        f"ConnectionError: CERTIFICATE_VERIFY_FAILED: curl {pycurl.E_PEER_FAILED_VERIFICATION} ",
     ),
     ("E_SSL_CACERT_BADFILE", False, Outcome.CHANNEL, "ConnectionError: curl 77 "),
     ("E_OPERATION_TIMEDOUT", False, Outcome.CHANNEL, "timeout: ConnectTimeout: curl 28 "),
@@ -61,9 +61,12 @@ def test_the_codes_pycurl_does_not_export_keep_libcurls_numbers() -> None:
         "HTTP3",
         "PROXY",
     )
-    for code, name in {**CHANNEL, **BROKEN}.items():
+    codes: dict[str, set[int]] = {}
+    for code, name in [*CHANNEL.items(), *BROKEN.items()]:
+        codes.setdefault(name, set()).add(code)
+    for name, numbers in codes.items():
         exported = getattr(pycurl, f"E_{name}", None)
-        assert exported in (None, code), f"pycurl.E_{name} is {exported}, not {code}"
+        assert exported is None or exported in numbers, f"pycurl.E_{name} is {exported}"
 
 
 def test_an_unknown_code_is_retried_never_dropped() -> None:
