@@ -9,19 +9,23 @@ per request compares like with like.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
-import importlib.util
+import io
+import os
+import select
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+import pycurl
 import urllib3
 
 from firestore_outbox.observability.tracing import PublishSpans, record_outcome
 from firestore_outbox.publishers.base import Delivery, cloudevent_headers
-from firestore_outbox.publishers.http.answers import read_answer
 from firestore_outbox.publishers.http.publisher import USER_AGENT, HttpPublisher, HttpTransport
-from firestore_outbox.publishers.http.wire import POOL_CLASSES, attempt_deadline
 from firestore_outbox.signing import Signer
 
 Sender = Callable[[int], int]
@@ -86,22 +90,17 @@ def _transport(url: str) -> SenderFactory:
     return lambda: send
 
 
-def _pool(url: str, *, deadline: bool, preload: bool) -> SenderFactory:
-    """urllib3 directly: our deadline pool (`deadline`) or urllib3's own, no PoolManager."""
+def _urllib3_pool(url: str) -> SenderFactory:
+    """urllib3's own pool directly (no PoolManager), its answer preloaded."""
     parts = urlsplit(url)
-    cls = POOL_CLASSES["http"] if deadline else urllib3.HTTPConnectionPool
-    pool = cls(parts.hostname, parts.port, maxsize=16, retries=False, timeout=10.0)
+    pool = urllib3.HTTPConnectionPool(
+        parts.hostname, parts.port, maxsize=16, retries=False, timeout=10.0
+    )
     fixed = headers(0)
 
     def send(i: int) -> int:
-        with attempt_deadline(time.monotonic() + 15):
-            response = pool.urlopen(
-                "POST", parts.path, body=BODY, headers=fixed, redirect=False,
-                preload_content=preload, decode_content=False,
-            )  # fmt: skip
-            if preload:
-                return response.status
-            return read_answer(response).status
+        response = pool.urlopen("POST", parts.path, body=BODY, headers=fixed, redirect=False)
+        return response.status
 
     return lambda: send
 
@@ -125,24 +124,24 @@ def _http_client(url: str) -> SenderFactory:
     return factory
 
 
+def _easy(url: str) -> pycurl.Curl:
+    curl = pycurl.Curl()
+    curl.setopt(pycurl.URL, url)
+    curl.setopt(pycurl.NOSIGNAL, 1)
+    curl.setopt(pycurl.HTTPHEADER, [f"{n}: {v}" for n, v in headers(0).items()] + ["Expect:"])
+    curl.setopt(pycurl.TIMEOUT_MS, 15000)
+    return curl
+
+
 def _curl(url: str) -> SenderFactory:
-    """pycurl (if installed): one easy handle per thread, kept alive."""
-    import io
-
-    import pycurl
-
-    header_lines = [f"{name}: {value}" for name, value in headers(0).items()]
+    """pycurl, one easy handle per thread, kept alive: `perform()` and nothing else."""
 
     def factory() -> Sender:
-        curl = pycurl.Curl()
-        curl.setopt(pycurl.URL, url)
-        curl.setopt(pycurl.HTTPHEADER, [*header_lines, "Expect:"])
-        curl.setopt(pycurl.TIMEOUT_MS, 15000)
+        curl = _easy(url)
 
         def send(i: int) -> int:
-            answer = io.BytesIO()
             curl.setopt(pycurl.POSTFIELDS, BODY)
-            curl.setopt(pycurl.WRITEDATA, answer)
+            curl.setopt(pycurl.WRITEDATA, io.BytesIO())
             curl.perform()
             return int(curl.getinfo(pycurl.RESPONSE_CODE))
 
@@ -151,22 +150,49 @@ def _curl(url: str) -> SenderFactory:
     return factory
 
 
-def _deadline_connection(url: str) -> SenderFactory:
-    """Our deadline connection, one per thread, driven through http.client's own API (no
-    urllib3 pool, no urllib3 response)."""
-    parts = urlsplit(url)
-    fixed = headers(0)
-    connection_class = POOL_CLASSES["http"].ConnectionCls
+def _curl_multi(url: str) -> SenderFactory:
+    """pycurl, one multi handle driving every thread's transfers from a thread of its own
+    (woken through a pipe when a transfer is handed to it); each sender waits for its own."""
+    multi = pycurl.CurlMulti()
+    handed: deque[tuple[pycurl.Curl, threading.Event]] = deque()
+    running: dict[pycurl.Curl, threading.Event] = {}
+    wake_from, wake = os.pipe()
+    os.set_blocking(wake_from, False)
+
+    def drive() -> None:
+        while True:
+            while handed:
+                curl, done = handed.popleft()
+                multi.add_handle(curl)
+                running[curl] = done
+            while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
+                pass
+            while True:
+                queued, ok, failed = multi.info_read()
+                for curl in [*ok, *(entry[0] for entry in failed)]:
+                    multi.remove_handle(curl)
+                    running.pop(curl).set()
+                if not queued:
+                    break
+            reading, writing, other = multi.fdset()
+            due = multi.timeout()
+            select.select([*reading, wake_from], writing, other, None if due < 0 else due / 1000)
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_from, 4096)
+
+    threading.Thread(target=drive, daemon=True, name="curl-multi").start()
 
     def factory() -> Sender:
-        connection = connection_class(parts.hostname or "", parts.port, timeout=10.0)
+        curl = _easy(url)
 
         def send(i: int) -> int:
-            with attempt_deadline(time.monotonic() + 15):
-                http.client.HTTPConnection.request(connection, "POST", parts.path, BODY, fixed)
-                response = http.client.HTTPConnection.getresponse(connection)
-                response.read(65537)
-            return response.status
+            curl.setopt(pycurl.POSTFIELDS, BODY)
+            curl.setopt(pycurl.WRITEDATA, io.BytesIO())
+            done = threading.Event()
+            handed.append((curl, done))
+            os.write(wake, b"x")
+            done.wait()
+            return int(curl.getinfo(pycurl.RESPONSE_CODE))
 
         return send
 
@@ -178,10 +204,8 @@ PATHS: dict[str, Callable[[str], SenderFactory]] = {
     "publisher+signing": lambda url: _publisher(url, signer=Signer([SECRET])),
     "publisher+spans": _with_spans,
     "transport (headers built once)": _transport,
-    "deadline pool, read_answer": lambda url: _pool(url, deadline=True, preload=False),
-    "urllib3 pool, preload": lambda url: _pool(url, deadline=False, preload=True),
+    "urllib3 pool, preload": _urllib3_pool,
     "http.client": _http_client,
-    "deadline connection, http.client API": _deadline_connection,
+    "pycurl easy per thread": _curl,
+    "pycurl one multi": _curl_multi,
 }
-if importlib.util.find_spec("pycurl") is not None:  # the `bench` extra installs it
-    PATHS["pycurl easy"] = _curl

@@ -15,8 +15,9 @@ partition they were written with (docs/concepts/partitions.md says how to change
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 
-from firestore_outbox.errors import ConfigError
+from firestore_outbox.errors import ConfigError, InvalidInput
 from firestore_outbox.fields import HELD, PARTITION, SEQUENCE
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "PARTITION",
     "SEQUENCE",
     "check_partitions",
+    "checked_partitions",
     "partition_chunks",
     "partition_of",
 ]
@@ -65,3 +67,15 @@ def check_partitions(value: object) -> int:
             f"RELAY_PARTITIONS must be a whole number from 1 to {MAX_PARTITIONS}, got {value!r}"
         )
     return value
+
+
+def checked_partitions(partitions: Collection[int], count: int) -> list[int]:
+    """`partitions` sorted, each once, if every one is a whole number in `[0, count)`;
+    else `InvalidInput` naming the parameter (a nudge's are checked before: `read_nudge`)."""
+    if not all(
+        isinstance(p, int) and not isinstance(p, bool) and 0 <= p < count for p in partitions
+    ):
+        raise InvalidInput(
+            f"partitions must be whole numbers from 0 to {count - 1} (RELAY_PARTITIONS)"
+        )
+    return sorted(set(partitions))

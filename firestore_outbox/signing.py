@@ -14,7 +14,9 @@ event always has the same id, and a delivery whose attributes were edited no lon
 the signed id. A verifier checks the signature, then that digest against the attributes it
 received (`firestore_outbox.consumer.events` does both for HTTP and for Function Compute events).
 
-The canonical attributes are, in the order of `SIGNED_ATTRIBUTES`, one line per attribute:
+The canonical attributes are, in the order of `SIGNED_ATTRIBUTES` and then of
+`OPTIONAL_SIGNED_ATTRIBUTES` (each only when the event has it, so an event without one has the
+digest it always had), one line per attribute:
 `<name>=<length of the value in UTF-8 bytes>:<value>\\n` (the length makes any value, newlines
 included, unambiguous). Values are the decoded ones, not their percent-encoded wire forms.
 
@@ -45,6 +47,11 @@ ID_ATTRIBUTE = "webhookid"
 TIMESTAMP_ATTRIBUTE = "webhooktimestamp"
 SIGNATURE_ATTRIBUTE = "webhooksignature"
 SIGNED_ATTRIBUTES = ("specversion", "id", "source", "type", "subject", "time", "datacontenttype")
+# The re-drive marker (a CloudEvents extension attribute: `ce-outboxreplay` in binary mode),
+# whose value is the re-drive job's id; signed when present, so a consumer that skips or
+# accepts replays acts on what the relay sent (docs/redrive.md).
+REPLAY_ATTRIBUTE = "outboxreplay"
+OPTIONAL_SIGNED_ATTRIBUTES = (REPLAY_ATTRIBUTE,)
 ID_PREFIX = "ce_"
 SECRET_PREFIX = "whsec_"
 VERSION = "v1"
@@ -85,13 +92,15 @@ def parse_secrets(value: str | None) -> tuple[str, ...]:
 
 
 def event_digest(attributes: Mapping[str, str]) -> str:
-    """The `webhook-id` of an event: a digest of its `SIGNED_ATTRIBUTES` (all required)."""
+    """The `webhook-id` of an event: a digest of its `SIGNED_ATTRIBUTES` (all required) and
+    of those `OPTIONAL_SIGNED_ATTRIBUTES` it has."""
     missing = [name for name in SIGNED_ATTRIBUTES if not isinstance(attributes.get(name), str)]
     if missing:
         raise InvalidSignature(f"the signed attribute {missing[0]} is missing")
+    names = [*SIGNED_ATTRIBUTES, *(n for n in OPTIONAL_SIGNED_ATTRIBUTES if n in attributes)]
     canonical = "".join(
         f"{name}={len(value.encode('utf-8', 'surrogatepass'))}:{value}\n"
-        for name, value in ((name, attributes[name]) for name in SIGNED_ATTRIBUTES)
+        for name, value in ((name, str(attributes[name])) for name in names)
     )
     # surrogatepass: signing never raises; such a value cannot arrive in a header anyway.
     digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).digest()

@@ -24,8 +24,9 @@ test downstream, the reference consumer, the wire meter and the build tools stay
 as does the CloudEvents SDK only they use.
 
 For Function Compute the dependencies are pip-installed for CPython 3.10 on
-manylinux2014_x86_64 (`--platform`, `--only-binary=:all:`), so native wheels such as grpcio
-match the python3.10 runtime whatever machine builds them. Dependencies published only as
+manylinux_2_28_x86_64 and the older manylinux levels (`--platform`, `--only-binary=:all:`),
+so native wheels such as grpcio and pycurl (libcurl inside) match the python3.10 runtime,
+Debian 10 with glibc 2.28, whatever machine builds them. Dependencies published only as
 source (aliyun-fc2) are first built into pure-Python wheels here.
 """
 
@@ -54,7 +55,16 @@ ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = "firestore_outbox"
 SOURCE_PACKAGES = ("app", "function_compute")
 FC_PYTHON = "3.10"
-FC_PLATFORM = "manylinux2014_x86_64"
+FC_PLATFORM = "manylinux_2_28_x86_64"
+# pip takes exactly the platforms it is given (and the older aliases of manylinux2014), so
+# each glibc level whose wheels the dependencies ship is named, up to the runtime's.
+FC_PLATFORMS = (
+    FC_PLATFORM,
+    "manylinux_2_27_x86_64",
+    "manylinux_2_24_x86_64",
+    "manylinux2014_x86_64",
+)
+FC_GLIBC = (2, 28)  # the python3.10 runtime's: Debian 10
 DEPENDENCIES_DIR = "python"
 # Always in the package: the FC 2.0 publisher and the front door's answer encryption.
 BASE_EXTRAS = ("fc", "crypto")
@@ -114,8 +124,7 @@ def build(output: Path, *, local: bool = False, extras: tuple[str, ...] = BASE_E
         target = ["--target", str(output / DEPENDENCIES_DIR), "--find-links", str(wheels)]
         if not local:
             target += [
-                "--platform",
-                FC_PLATFORM,
+                *(f"--platform={platform}" for platform in FC_PLATFORMS),
                 "--python-version",
                 FC_PYTHON,
                 "--implementation",

@@ -27,6 +27,7 @@ from firestore_outbox.cli import (
     receiver,
     reconcile,
     relay,
+    replay,
     requeue,
     status,
 )
@@ -40,6 +41,7 @@ COMMANDS = (
     status,
     inspect,
     requeue,
+    replay,
     held,
     console,
     purge,

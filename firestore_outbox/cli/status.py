@@ -15,10 +15,13 @@ from firestore_outbox.cli.output import (
     print_table,
     utcnow,
 )
+from firestore_outbox.cli.replay.listing import JOB_COLUMNS, job_rows, jobs_json
 from firestore_outbox.config.watchdog import make_watchdog
 from firestore_outbox.fields import EventStatus
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import read_status
+from firestore_outbox.redrive.jobs import JobStore
+from firestore_outbox.redrive.service import jobs_collection
 
 
 def register(commands: Any) -> None:
@@ -34,9 +37,17 @@ def register(commands: Any) -> None:
     register_watchdog(commands)
 
 
+# Re-drive jobs `outbox status` lists: the newest few (a running one is among them).
+STATUS_JOBS = 5
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    db = ops_client(settings)
+    jobs = JobStore(
+        db, jobs_collection(settings.outbox_collection), lease_seconds=lock_timeout(args)
+    ).recent(STATUS_JOBS)
     status = read_status(
-        ops_client(settings),
+        db,
         settings.outbox_collection,
         now=utcnow(),
         lock_timeout_seconds=lock_timeout(args),
@@ -44,7 +55,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         partitions=args.config.partitions().count,
     )
     if args.json:
-        print_json(status.to_json())
+        print_json({**status.to_json(), "redriveJobs": jobs_json(jobs)})
         return 0
     unscheduled = ""
     if status.unscheduled:
@@ -72,6 +83,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         total = status.counts[EventStatus.FAILED.value]
         print(f"\nFAILED events by lastError{'' if shown >= total else f' (first {shown})'}:")
         print_table(("events", "lastError"), [(n, e) for e, n in status.failures], right=1)
+    if jobs:
+        print("\nre-drive jobs (newest first; outbox replay --list):")
+        print_table(JOB_COLUMNS, job_rows(jobs))
     return 0
 
 

@@ -122,12 +122,15 @@ class Configuration:
         from firestore_outbox.relay.fan_out import FanOutSettings
 
         nudge = NudgeSettings.from_environment(self.get)
+        count = self.partitions().count  # sent with each nudge: a relay of another refuses it
         if nudge.mode is NudgeMode.FC3:
             fan_out = FanOutSettings.from_environment(self.get)
-            return NudgeSettings(mode=nudge.mode, url=nudge.url, fan_out=fan_out)
+            return NudgeSettings(
+                mode=nudge.mode, url=nudge.url, fan_out=fan_out, partition_count=count
+            )
         if nudge.mode is NudgeMode.PROCESS:
             return NudgeSettings(mode=nudge.mode, url=nudge.url, relay=self.relay())
-        return nudge
+        return NudgeSettings(mode=nudge.mode, url=nudge.url, partition_count=count)
 
     def watchdog(self) -> WatchdogSettings:
         """The watchdog's `WatchdogSettings` (`WATCHDOG_*`, `OUTBOX_HEALTH_COLLECTION`)."""

@@ -120,7 +120,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "`RELAY_TIME_BUDGET_SECONDS`",
         "`50`",
-        "how long one invocation keeps draining (the timer fires every minute)",
+        (
+            "how long one invocation keeps draining (the timer fires every minute); at least "
+            "one attempt (`RELAY_HTTP_TIMEOUT_SECONDS`, its connect timeout and 0.5 s)"
+        ),
     ),
     Variable(
         "`RELAY_FOLLOW_POLL_SECONDS`",

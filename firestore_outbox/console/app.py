@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 
 from google.api_core import exceptions as google_exceptions
 
-from firestore_outbox.console import actions, pages
+from firestore_outbox.console import actions, jobs, pages
 from firestore_outbox.console.access import COOKIE, Guard
 from firestore_outbox.console.assets import CONTENT_SECURITY_POLICY, STATIC
 from firestore_outbox.console.context import Context
@@ -34,8 +34,15 @@ GET: dict[str, Handler] = {
     "/held": pages.held,
     "/requeue": actions.confirm_requeue,
     "/release": actions.confirm_release,
+    "/jobs": jobs.jobs,
+    "/jobs/new": jobs.confirm_job,
 }
-POST: dict[str, Handler] = {"/requeue": actions.do_requeue, "/release": actions.do_release}
+POST: dict[str, Handler] = {
+    "/requeue": actions.do_requeue,
+    "/release": actions.do_release,
+    "/jobs/new": jobs.start,
+    "/jobs/move": jobs.move,
+}
 MAX_FORM_BYTES = 65536
 REASONS = {
     200: "OK",

@@ -13,6 +13,8 @@ from firestore_outbox.console.chart import History
 from firestore_outbox.console.html import Html
 from firestore_outbox.health.settings import Thresholds
 from firestore_outbox.ops.history import Recent
+from firestore_outbox.redrive.jobs import JobStore
+from firestore_outbox.redrive.service import jobs_collection
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -60,3 +62,12 @@ class Context:
     @staticmethod
     def now() -> datetime.datetime:
         return datetime.datetime.now(datetime.timezone.utc)
+
+    def job_store(self) -> JobStore:
+        """The re-drive jobs of this console's outbox (the Re-drive page, the health panel)."""
+        return JobStore(
+            self.db,
+            jobs_collection(self.collection),
+            lease_seconds=self.lock_timeout_seconds,
+            timeout=self.timeout,
+        )

@@ -13,9 +13,10 @@ from firestore_outbox.health.reading import HealthReading
 from firestore_outbox.numbers import human
 from firestore_outbox.ops.held import HeldAggregate
 from firestore_outbox.partitions import partition_of
+from firestore_outbox.redrive.job import Job
 
 
-def health_panel(h: Html, health: Health, reading: HealthReading) -> str:
+def health_panel(h: Html, health: Health, reading: HealthReading, jobs: list[Job]) -> str:
     """The panel: `ok` or `alert` as its class, each problem a list item."""
     if health.ok:
         verdict = "<p class=verdict><strong>Healthy</strong>: the relay runs, nothing stalls.</p>"
@@ -36,14 +37,20 @@ def health_panel(h: Html, health: Health, reading: HealthReading) -> str:
     kind = "ok" if health.ok else "alert"
     return (
         f"<section id=health class={kind}>{verdict}<p id=last-run>{h.text(last)}</p>"
-        f"{redrive_jobs(h)}</section>"
+        f"{redrive_jobs(h, jobs)}</section>"
     )
 
 
-def redrive_jobs(h: Html) -> str:
-    """RE-DRIVE JOBS (issue 37): the re-drive jobs under way go here. The jobs page of the
-    re-drive work fills this spot when the two are merged; until then it says nothing."""
-    return "<p id=redrive-jobs class=note hidden></p>"
+def redrive_jobs(h: Html, jobs: list[Job]) -> str:
+    """The re-drive jobs under way (not done or cancelled), each with its progress."""
+    if not jobs:
+        return "<p id=redrive-jobs class=note>No re-drive job under way.</p>"
+    each = ", ".join(
+        f"{h.link('/jobs', job.job_id)} {h.text(job.state.value)} "
+        f"{job.counts.get('sent', 0)}/{job.counts.get('selected', 0)}"
+        for job in jobs
+    )
+    return f"<p id=redrive-jobs>Re-drive jobs under way: {each}.</p>"
 
 
 def partitions_summary(

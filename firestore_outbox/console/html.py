@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from firestore_outbox.masking import masker
 from firestore_outbox.relay.events import encode_json
 
-NAV = (("/", "Overview"), ("/failed", "Failed"), ("/held", "Held"))
+NAV = (("/", "Overview"), ("/failed", "Failed"), ("/held", "Held"), ("/jobs", "Re-drive"))
 
 
 @dataclass(frozen=True)

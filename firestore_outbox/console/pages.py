@@ -19,8 +19,11 @@ from firestore_outbox.ops.held import HeldAggregate, list_held
 from firestore_outbox.ops.history import read_recent, recent_points
 from firestore_outbox.ops.overview import read_overview
 from firestore_outbox.ops.requeue import listed
+from firestore_outbox.redrive.job import FINAL
 
 Query = Mapping[str, list[str]]
+# Re-drive jobs the overview reads, newest first, to show those under way.
+JOBS_READ = 10
 Answer = tuple[int, str]
 
 
@@ -66,6 +69,8 @@ def live(ctx: Context, query: Query) -> Answer:
             ctx.db, ctx.collection, partitions=ctx.partitions, now=now, timeout=ctx.timeout
         )
     )
+    # The newest jobs (one small query): those not done or cancelled are under way.
+    under_way = [job for job in ctx.job_store().recent(JOBS_READ) if job.state not in FINAL]
     ctx.history.add(Sample(time.time(), overview.counts, reading.oldest_due_seconds))
     try:
         since = float(one(query, "since") or 0)
@@ -81,7 +86,7 @@ def live(ctx: Context, query: Query) -> Answer:
         oldest = f"{h.text(human(reading.oldest_due_seconds))} ({event})"
     parts = [
         "<h2>Relay health</h2>",
-        health_panel(h, health, reading),
+        health_panel(h, health, reading, under_way),
         "<h2>Backlog</h2>",
         h.table(("status", "events"), counts, id="counts"),
         f"<p>Oldest due event waiting: <strong id=oldest>{oldest}</strong></p>",

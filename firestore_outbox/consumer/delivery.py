@@ -26,7 +26,11 @@ from firestore_outbox.consumer.events import (
 from firestore_outbox.consumer.receiver import Answer, Received
 from firestore_outbox.consumer.receiver_settings import ReceiverConfig
 from firestore_outbox.observability.logs import log_event
-from firestore_outbox.signing import SIGNED_ATTRIBUTES, InvalidSignature
+from firestore_outbox.signing import (
+    OPTIONAL_SIGNED_ATTRIBUTES,
+    SIGNED_ATTRIBUTES,
+    InvalidSignature,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +63,9 @@ def read_delivery(request: Received, config: ReceiverConfig) -> ReceivedEvent:
 def to_cloudevent(received: ReceivedEvent) -> CloudEvent:
     """A `cloudevents` SDK event of the received event's signed attributes and its data."""
     # Only the signed attributes reach the consumer: an unsigned extension is dropped.
+    signed = (*SIGNED_ATTRIBUTES, *OPTIONAL_SIGNED_ATTRIBUTES)
     attributes: dict[str, Any] = {
-        name: received.attributes[name] for name in SIGNED_ATTRIBUTES if name in received.attributes
+        name: received.attributes[name] for name in signed if name in received.attributes
     }
     try:
         if "time" in attributes:

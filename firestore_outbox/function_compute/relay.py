@@ -21,15 +21,17 @@ from firestore_outbox.errors import ConfigError, OutboxError
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import NudgeSettings, hand_off_for
-from firestore_outbox.nudge.message import nudged_partitions
+from firestore_outbox.nudge.message import ForeignCounts, NudgeRead, read_nudge
 from firestore_outbox.observability.logs import configure_logging, log_event
-from firestore_outbox.observability.metrics import BacklogGauges
+from firestore_outbox.observability.metrics import BacklogGauges, record_nudge_refused
 from firestore_outbox.observability.telemetry import configure_telemetry, flush
 from firestore_outbox.ops.status import backlog_reader
 from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
+from firestore_outbox.redrive.service import Redrive
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.core import Relay
 from firestore_outbox.relay.fan_out import is_fan_out
+from firestore_outbox.relay.summary import refused_summary
 
 __all__ = ["RelayFunction", "handler", "initialize"]
 
@@ -52,6 +54,7 @@ class RelayFunction:
         self._cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
         # What the backlog gauges read: the current configuration's outbox.
         self._backlog: list[Callable[[], tuple[dict[str, int], float | None]]] = []
+        self._foreign = ForeignCounts()  # producers of another RELAY_PARTITIONS, logged
         self._nudges_seen: Counter[str] = Counter()  # the hand-off nudger's, at the last beat
 
     @property
@@ -105,33 +108,65 @@ class RelayFunction:
             }
             log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
         else:
-            nudged = nudged_partitions(trigger)  # a producer's nudge: its partitions only
-            # What a nudged run's re-check finds goes to a new invocation (a nudge).
-            hand_off = (
-                hand_off_for(relay.db, configuration.settings, _nudge(configuration))
-                if nudged is not None
-                else None
-            )
-            summary = relay.run(
-                time_budget=_time_budget(context, relay.config),
-                instance_id=request_id,
-                fan_out=not is_fan_out(trigger) and nudged is None,  # neither starts more
-                partitions=nudged,
-                hand_off=None if hand_off is None else hand_off.nudge,
-            ).to_json()
-            if nudged is not None:
-                summary["nudged"] = nudged
-            if summary.get("handedOff") and hand_off is not None:
-                # sent before the handler returns: Function Compute may freeze the instance then
-                hand_off.wait_idle(HAND_OFF_WAIT_SECONDS)
-            if hand_off is not None:  # the next heartbeat says how the hand-offs went
-                counts, seen = hand_off.counts, self._nudges_seen
-                relay.heartbeat.count_nudges(
-                    counts["sent"] - seen["sent"], counts["failed"] - seen["failed"]
-                )
-                self._nudges_seen = counts
+            nudge = read_nudge(trigger, relay.config.partitions.count)
+            summary = self._run(relay, nudge, trigger, context, request_id, configuration)
+            if nudge is None and not is_fan_out(trigger) and summary.get("status") == "ok":
+                # a timer's run that went well: re-drive jobs in the time it left
+                budget = _time_budget(context, relay.config)[0] or relay.config.time_budget_seconds
+                left = budget - (time.monotonic() - started)
+                summary["redrive"] = _redrive(relay, configuration, left, request_id)
         summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
         log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
+        return summary
+
+    def _run(
+        self,
+        relay: Relay,
+        nudge: NudgeRead | None,
+        trigger: dict[str, Any],
+        context: Any,
+        request_id: str | None,
+        configuration: Configuration,
+    ) -> dict[str, Any]:
+        """One run: a timer's, or a producer's nudge of its partitions only. A nudge's
+        refused entries are counted and said (`nudgeRefused`, `nudgeRefusal`); one with no
+        partition left runs nothing and asks Firestore nothing."""
+        if nudge is not None and nudge.refused:
+            record_nudge_refused(nudge.refused)
+            self._foreign.saw(nudge, relay.config.partitions.count)
+            if not nudge.partitions:
+                summary = refused_summary(request_id).to_json()
+                summary.update(nudged=[], nudgeRefused=nudge.refused, nudgeRefusal=nudge.reason)
+                return summary
+        nudged = None if nudge is None else nudge.partitions
+        # What a nudged run's re-check finds goes to a new invocation (a nudge).
+        hand_off = (
+            hand_off_for(relay.db, configuration.settings, _nudge(configuration))
+            if nudged is not None
+            else None
+        )
+        budget, source = _time_budget(context, relay.config)
+        summary = relay.run(
+            time_budget=budget,
+            budget_source=source,
+            instance_id=request_id,
+            fan_out=not is_fan_out(trigger) and nudged is None,  # neither starts more
+            partitions=nudged,
+            hand_off=None if hand_off is None else hand_off.nudge,
+        ).to_json()
+        if nudge is not None:
+            summary["nudged"] = nudged
+            if nudge.refused:
+                summary.update(nudgeRefused=nudge.refused, nudgeRefusal=nudge.reason)
+        if summary.get("handedOff") and hand_off is not None:
+            # sent before the handler returns: Function Compute may freeze the instance then
+            hand_off.wait_idle(HAND_OFF_WAIT_SECONDS)
+        if hand_off is not None:  # the next heartbeat says how the hand-offs went
+            counts, seen = hand_off.counts, self._nudges_seen
+            relay.heartbeat.count_nudges(
+                counts["sent"] - seen["sent"], counts["failed"] - seen["failed"]
+            )
+            self._nudges_seen = counts
         return summary
 
     def _relay(self, configuration: Configuration) -> Relay:
@@ -196,13 +231,34 @@ def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _time_budget(context: Any, config: RelayConfig) -> float | None:
+def _redrive(
+    relay: Relay, configuration: Configuration, left: float, owner: str | None
+) -> list[dict[str, Any]]:
+    """Run the re-drive jobs that wait for a runner, after the live run and within the time
+    it left (docs/redrive.md); a failure is logged, never the live run's."""
+    if left < relay.config.attempt_seconds:
+        return []
+    try:
+        redrive = Redrive(relay.db, configuration.settings, relay.config)
+        return [report.to_json() for report in redrive.run_due(left, owner=owner)]
+    except Exception as exc:  # the live summary stands whatever a job does
+        log_event(logger, logging.ERROR, "relay.redrive_failed", f"re-drive failed: {exc}")
+        return []
+
+
+def _time_budget(context: Any, config: RelayConfig) -> tuple[float | None, str | None]:
     """Seconds this invocation may spend: the function's timeout less room for the last
-    Firestore write, when Function Compute tells us the timeout."""
+    Firestore write, when Function Compute tells us the timeout; and how it was reckoned
+    (named in the summary when it cannot fit one attempt)."""
     timeout = getattr(getattr(context, "function", None), "timeout", None)
     if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-        return max(0.0, float(timeout) - config.firestore_timeout_seconds - 1.0)
-    return None
+        firestore = config.firestore_timeout_seconds
+        source = (
+            f"the function's timeout ({timeout:g} s) less RELAY_FIRESTORE_TIMEOUT_SECONDS "
+            f"({firestore:g} s) and 1 s"
+        )
+        return max(0.0, float(timeout) - firestore - 1.0), source
+    return None, None
 
 
 _default = RelayFunction()

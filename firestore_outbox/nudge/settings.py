@@ -39,6 +39,9 @@ class NudgeSettings:
     queue_size: int = 1000
     timeout_seconds: float = 2.0
     interval_seconds: float = 0.1
+    # The producer's RELAY_PARTITIONS, sent with each nudge: a relay of another count
+    # refuses it (`firestore_outbox.nudge.message.read_nudge`). None: not sent.
+    partition_count: int | None = None
     # What the target is built from: `fc3` invokes the function fan-out names, `process`
     # drains with this relay configuration (`Configuration.nudge()` fills the one it needs).
     fan_out: FanOutSettings | None = field(default=None, repr=False)

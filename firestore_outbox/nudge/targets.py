@@ -9,14 +9,14 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-import urllib3
-
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.nudge.message import nudge_body, nudge_delivery
 from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings
 from firestore_outbox.publishers.base import Outcome
 from firestore_outbox.publishers.cloud import access_key
 from firestore_outbox.publishers.fc.settings import check_function
+from firestore_outbox.publishers.http.transport import HttpTransport
+from firestore_outbox.publishers.http.urls import split_credentials, url_secrets
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -34,14 +34,24 @@ class Fc3Nudge:
     """Invokes the relay function asynchronously; the task id (`nudge_delivery`) lets
     Function Compute refuse the same nudge from several processes within its window."""
 
-    def __init__(self, publisher: Fc3Publisher, timeout: float, *, unique: bool = False) -> None:
+    def __init__(
+        self,
+        publisher: Fc3Publisher,
+        timeout: float,
+        *,
+        unique: bool = False,
+        count: int | None = None,
+    ) -> None:
         self._publisher = publisher
         self._timeout = timeout
         self._unique = unique  # a hand-off's: never refused as a repeat
+        self._count = count  # the producer's RELAY_PARTITIONS, sent along
 
     def send(self, partitions: frozenset[int]) -> bool:
         deadline = time.monotonic() + self._timeout
-        delivery = nudge_delivery(partitions, SOURCE, deadline, unique=self._unique)
+        delivery = nudge_delivery(
+            partitions, SOURCE, deadline, unique=self._unique, count=self._count
+        )
         result = self._publisher.publish(delivery)
         return result.outcome is Outcome.DELIVERED
 
@@ -50,26 +60,37 @@ class Fc3Nudge:
 
 
 class HttpNudge:
-    """POSTs the nudge's CloudEvent JSON to `url` (a relay behind an HTTP trigger)."""
+    """POSTs the nudge's CloudEvent JSON to `url` (a relay behind an HTTP trigger) through
+    the HTTP publisher's transport: one deadline, `timeout` seconds, over the connect, the
+    send and the whole answer, so a target that trickles its answer holds the sender no
+    longer than that. A token in the URL never reaches a log; user info goes as Basic auth."""
 
-    def __init__(self, url: str, timeout: float, *, unique: bool = False) -> None:
-        self._url = url
+    def __init__(
+        self, url: str, timeout: float, *, unique: bool = False, count: int | None = None
+    ) -> None:
+        self._url, self._authorization = split_credentials(url)
         self._unique = unique
-        self._pool = urllib3.PoolManager(
-            retries=False, timeout=urllib3.Timeout(connect=timeout, read=timeout)
+        self._count = count
+        self._transport = HttpTransport(
+            connect_timeout=timeout, read_timeout=timeout, pool_size=1, secrets=url_secrets(url)
         )
         self._timeout = timeout
 
     def send(self, partitions: frozenset[int]) -> bool:
         deadline = time.monotonic() + self._timeout
-        body = nudge_body(nudge_delivery(partitions, SOURCE, deadline, unique=self._unique))
-        answer = self._pool.request(
-            "POST", self._url, body=body, headers={"Content-Type": "application/json"}
+        delivery = nudge_delivery(
+            partitions, SOURCE, deadline, unique=self._unique, count=self._count
         )
-        return 200 <= answer.status < 300
+        headers = {"Content-Type": "application/json"}
+        if self._authorization:
+            headers["Authorization"] = self._authorization
+        result = self._transport.post(self._url, nudge_body(delivery), headers, deadline=deadline)
+        if result.outcome is not Outcome.DELIVERED:
+            logger.debug("nudge not taken: %s", result.error)
+        return result.outcome is Outcome.DELIVERED
 
     def close(self) -> None:
-        self._pool.clear()
+        self._transport.close()
 
 
 def build_target(
@@ -82,7 +103,9 @@ def build_target(
     """The target `nudge.mode` names (not `off`); `ConfigError` names a missing variable.
     `unique`: each nudge with a task id of its own (a relay's hand-offs)."""
     if nudge.mode is NudgeMode.HTTP:
-        return HttpNudge(str(nudge.url), nudge.timeout_seconds, unique=unique)
+        return HttpNudge(
+            str(nudge.url), nudge.timeout_seconds, unique=unique, count=nudge.partition_count
+        )
     if nudge.mode is NudgeMode.PROCESS:
         from firestore_outbox.nudge.process import ProcessNudge
         from firestore_outbox.relay import Relay
@@ -110,4 +133,4 @@ def build_target(
     )
     timeout = nudge.timeout_seconds
     publisher = Fc3Publisher(target, connect_timeout=timeout, read_timeout=timeout)
-    return Fc3Nudge(publisher, timeout, unique=unique)
+    return Fc3Nudge(publisher, timeout, unique=unique, count=nudge.partition_count)

@@ -91,13 +91,19 @@ _lag = _meter.create_histogram(
 # Counts of the relay's summary, added after each run (timer invocation or follow-mode drain).
 _SUMMARY_COUNTERS = {
     "processed": ("outbox.events.processed", "Events delivered and settled PROCESSED"),
+    "readRetries": ("outbox.reads.retried", "Page reads that failed and were sent again"),
+    "partitionsUnread": (
+        "outbox.partitions.unread",
+        "Partitions released unread: their page reads kept failing",
+    ),
     "retried": ("outbox.events.retried", "Failed attempts settled for a later retry"),
     "failed": ("outbox.events.failed", "Events settled FAILED (attempts spent or rejected)"),
     "poisoned": ("outbox.events.poisoned", "Events that can never be delivered as written"),
     "lostLeases": ("outbox.leases.lost", "Settles refused: another invocation took the lease"),
 }
+_UNITS = {"readRetries": "{read}", "partitionsUnread": "{partition}"}  # else events
 _summary_counters = {
-    key: _meter.create_counter(name, unit="{event}", description=text)
+    key: _meter.create_counter(name, unit=_UNITS.get(key, "{event}"), description=text)
     for key, (name, text) in _SUMMARY_COUNTERS.items()
 }
 
@@ -146,6 +152,18 @@ def record_attempt(
     """One delivery attempt (`AttemptMetrics.record`), for a caller without an
     `AttemptMetrics` of its own."""
     AttemptMetrics(attributes).record(outcome, error_type, seconds, lag_seconds)
+
+
+_nudges_refused = _meter.create_counter(
+    "outbox.nudges.refused",
+    unit="{entry}",
+    description="Nudge entries refused: not a partition of this relay, or the nudge was unusable",
+)
+
+
+def record_nudge_refused(entries: int) -> None:
+    """`entries` of one nudge refused (`firestore_outbox.nudge.message.read_nudge`)."""
+    _nudges_refused.add(entries)
 
 
 _channel_breaks = _meter.create_counter(

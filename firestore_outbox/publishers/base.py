@@ -15,6 +15,7 @@ from firestore_outbox.masking import (
     REDACTED as REDACTED,  # re-exported: older imports name it here
 )
 from firestore_outbox.masking import Masker, masker
+from firestore_outbox.signing import REPLAY_ATTRIBUTE
 
 if TYPE_CHECKING:
     from firestore_outbox.signing import Signer
@@ -41,6 +42,9 @@ class Delivery:
     # extension. Not signed: a consumer only uses it to continue the trace.
     traceparent: str | None = None
     tracestate: str | None = None
+    # The re-drive job that sends it again (`firestore_outbox.redrive`), None for a live
+    # delivery: the signed `outboxreplay` extension attribute.
+    replay: str | None = None
 
     def trace_fields(self) -> dict[str, str]:
         """`traceparent` and `tracestate`, those that are set."""
@@ -121,12 +125,14 @@ def cloudevent_attributes(delivery: Delivery) -> dict[str, str]:
         "time": delivery.time,
         "datacontenttype": "application/json",
         **delivery.trace_fields(),
+        **({REPLAY_ATTRIBUTE: delivery.replay} if delivery.replay else {}),
     }
 
 
 def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
     """CloudEvents 1.0 HTTP binary mode, plus `Idempotency-Key`; every value encoded by
-    `header_value`, so any id, type or subject travels and comes back as it was. The trace
+    `header_value`, so any id, type or subject travels and comes back as it was; a replay
+    carries `ce-outboxreplay: <job id>`. The trace
     context travels as the W3C `traceparent`/`tracestate` headers, as the CloudEvents
     distributed-tracing extension says for binary mode."""
     return {
@@ -139,6 +145,7 @@ def cloudevent_headers(delivery: Delivery) -> dict[str, str]:
         "ce-time": header_value(delivery.time),
         "ce-subject": header_value(delivery.subject),
         "Idempotency-Key": header_value(delivery.event_id),
+        **({f"ce-{REPLAY_ATTRIBUTE}": header_value(delivery.replay)} if delivery.replay else {}),
     }
 
 

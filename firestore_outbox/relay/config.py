@@ -115,6 +115,15 @@ class RelayConfig:
                 f"({self.attempt_seconds:g} s: connect and read timeout plus "
                 f"{SETTLE_ALLOWANCE_SECONDS:g} s to settle), got {self.lock_timeout_seconds:g}"
             )
+        # A run stops leasing once less than one attempt is left: a shorter budget never
+        # publishes anything, run after run.
+        if not self.time_budget_seconds >= self.attempt_seconds:
+            raise ConfigError(
+                f"RELAY_TIME_BUDGET_SECONDS ({self.time_budget_seconds:g}) must fit one attempt: "
+                f"at least {self.attempt_seconds:g} s (RELAY_HTTP_TIMEOUT_SECONDS "
+                f"{self.http_timeout_seconds:g} s, its connect timeout "
+                f"{self.connect_timeout_seconds:g} s and {SETTLE_ALLOWANCE_SECONDS:g} s to settle)"
+            )
         if not self.retention_seconds >= 0:
             raise ConfigError(
                 f"OUTBOX_RETENTION_SECONDS must be at least 0, got {self.retention_seconds}"
@@ -156,6 +165,14 @@ class RelayConfig:
     @property
     def connect_timeout_seconds(self) -> float:
         return min(5.0, self.http_timeout_seconds)
+
+    def source_for(self, project: str, database: str, collection: str) -> str:
+        """The CloudEvents `source` of every delivery from `collection`: `RELAY_EVENT_SOURCE`,
+        or the collection's Firestore resource name."""
+        return self.event_source or (
+            f"//firestore.googleapis.com/projects/{project}/databases/{database}"
+            f"/documents/{collection}"
+        )
 
     def publisher_options(self) -> PublisherOptions:
         """What the publisher is built with: its timeouts, pool, signer and secrets to mask."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.partitions import checked_partitions
 from firestore_outbox.publishers.base import Publisher
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.relay.attempts import Attempts
@@ -40,11 +41,14 @@ from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.summary import (
     Count,
+    RunStatus,
     RunSummary,
     StopReason,
     Tally,
     finish_summary,
     firestore_error,
+    stalled,
+    starved,
     waiting_for_mode,
 )
 from firestore_outbox.relay.transitions import bounded_instance_id
@@ -80,10 +84,7 @@ class Relay:
             timeout=config.firestore_timeout_seconds,
             park_holds=config.partitions.holds_failed,
         )
-        source = config.event_source or (
-            f"//firestore.googleapis.com/projects/{db.project}/databases/{settings.database}"
-            f"/documents/{settings.outbox_collection}"
-        )
+        source = config.source_for(db.project, settings.database, settings.outbox_collection)
         self._source = source  # the CloudEvents `source` of every delivery
         self._attempts = Attempts(
             publisher or publisher_for(config.publisher, config.publisher_options()), source, config
@@ -143,22 +144,41 @@ class Relay:
         fan_out: bool = False,
         partitions: Collection[int] | None = None,
         hand_off: Callable[[frozenset[int]], object] | None = None,
+        budget_source: str | None = None,
     ) -> RunSummary:
         """Drain due events for at most `time_budget` seconds (default and ceiling: the
         configured budget), or until `stop` is set (partition leases only: follow mode).
+        A budget too short for one attempt (`RelayConfig.attempt_seconds`) runs nothing:
+        `status: error`, `stoppedBy: budgetTooShort`, the `error` naming the variables
+        (`budget_source`: where `time_budget` came from); a run whose budget ran out before
+        it published anything is `status: error` too (`stoppedBy: budget`; not with `stop`).
         `fan_out`: may start more invocations for a large backlog
         (`firestore_outbox.relay.fan_out`). `partitions`: a nudge's (`firestore_outbox.nudge`);
         only they are claimed (partition leases; under event leases the run drains as usual).
         `hand_off`: with `partitions`, how the run nudges the partitions its re-check after a
         release finds an event in (`recheck`), instead of claiming them again.
         Returns the summary; Firestore errors end the run with `status: error`, and whatever
-        was leased and not settled is taken back later."""
+        was leased and not settled is taken back later. A partition that is no whole number
+        in `[0, RELAY_PARTITIONS)` is `InvalidInput`, before anything is read."""
         started = time.monotonic()
         budget = self.config.time_budget_seconds
-        if time_budget is not None:
-            budget = max(0.0, min(budget, time_budget))
+        if time_budget is not None and time_budget < budget:
+            budget = max(0.0, time_budget)
+        else:
+            budget_source = "RELAY_TIME_BUDGET_SECONDS"
         deadline = started + budget
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
+        if partitions is not None:
+            partitions = checked_partitions(partitions, self.config.partitions.count)
+        if budget < self.config.attempt_seconds:  # no attempt could end in time: try none
+            return finish_summary(
+                Counter(),
+                instance,
+                started,
+                stopped_by=StopReason.BUDGET_TOO_SHORT,
+                error=stalled(budget, self.config.attempt_seconds, budget_source or "time_budget"),
+                status=RunStatus.ERROR,
+            )
         # Whatever the run does past its budget (settles, releases, counts) ends within
         # budget + Firestore timeout, the envelope the function's timeout is sized for.
         envelope = deadline + self.config.firestore_timeout_seconds
@@ -205,6 +225,15 @@ class Relay:
 
         def summary() -> RunSummary:
             waited = taken[-1] if taken and taken[-1].waiting_for is not None else None
+            if starved(tally, stopped_by, error, stop):
+                return finish_summary(
+                    tally,
+                    instance,
+                    started,
+                    stopped_by=stopped_by,
+                    error="the time budget ran out before anything was published",
+                    status=RunStatus.ERROR,
+                )
             return finish_summary(
                 tally,
                 instance,
@@ -250,7 +279,10 @@ class Relay:
             error = firestore_error(exc, instance)
         if taken and taken[-1].waiting_for is None:
             # A clean run released its partitions and settled what it leased: it holds nothing.
-            self._mode.leave(clean=error is None and not tally[Count.UNSETTLED])
+            self._mode.leave(
+                clean=error is None and not tally[Count.UNSETTLED],
+                shorten=partitions is not None,  # a nudged run: maybe a cold instance's last
+            )
         return summary()
 
     @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import enum
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -27,10 +28,13 @@ logger = logging.getLogger("firestore_outbox.relay.core")
 
 
 class RunStatus(str, enum.Enum):
-    """`ok`, or `error` when a Firestore error ended the run (see `RunSummary.error`)."""
+    """`ok`; `error` when a Firestore error ended the run, or it could publish nothing due
+    (see `RunSummary.error`); `refused` when its input (a nudge) was refused whole and
+    nothing was run (the summary's `nudgeRefusal` says why)."""
 
     OK = "ok"
     ERROR = "error"
+    REFUSED = "refused"
 
 
 class StopReason(str, enum.Enum):
@@ -44,6 +48,9 @@ class StopReason(str, enum.Enum):
     # relays of the other lease mode may still hold leases: it drained nothing (see
     # `firestore_outbox.relay.partitioned.mode_records`)
     MODE = "mode"
+    # the budget cannot fit one attempt (its HTTP timeouts and the settle): nothing was tried
+    BUDGET_TOO_SHORT = "budgetTooShort"
+    REFUSED = "refused"  # the nudge was refused whole: nothing was run
 
 
 class Count(str, enum.Enum):
@@ -69,6 +76,8 @@ class Count(str, enum.Enum):
     PARTITIONS_CLAIMED = "partitionsClaimed"
     FANNED_OUT = "fannedOut"
     HANDED_OFF = "handedOff"
+    READ_RETRIES = "readRetries"  # page reads that failed (a timeout) and were sent again
+    PARTITIONS_UNREAD = "partitionsUnread"  # released when their reads kept failing
     MODE_WAITS = "modeWaits"
     # Follow mode's own (`firestore_outbox.relay.follow.progress`).
     ERRORS = "errors"
@@ -129,6 +138,8 @@ class RunSummary(Mapping[str, Any]):
     partitions_claimed: int = 0
     fanned_out: int = 0
     handed_off: int = 0
+    read_retries: int = 0
+    partitions_unread: int = 0
     mode_waits: int = 0
     _json: dict[str, Any] = field(init=False, repr=False, compare=False)
 
@@ -237,13 +248,16 @@ def finish_summary(
     channel_error: str | None = None,
     waiting_for: str | None = None,
     mode_until: datetime.datetime | None = None,
+    status: RunStatus | None = None,
 ) -> RunSummary:
     """The run's summary from `tally`, with its `durationMs` since `started` (monotonic),
-    recorded as metrics (`firestore_outbox.observability.metrics`)."""
+    recorded as metrics (`firestore_outbox.observability.metrics`). An `error` makes it
+    `status: error`, `stoppedBy: error` (a Firestore error) unless `status` is given: then
+    `stopped_by` stands (the run could do nothing, for the reason it names)."""
     summary = RunSummary.from_tally(
         tally,
-        status=RunStatus.ERROR if error is not None else RunStatus.OK,
-        stopped_by=StopReason.ERROR if error is not None else stopped_by,
+        status=status or (RunStatus.ERROR if error is not None else RunStatus.OK),
+        stopped_by=StopReason.ERROR if error is not None and status is None else stopped_by,
         instance_id=instance,
         duration_ms=round((time.monotonic() - started) * 1000),
         error=error,
@@ -254,3 +268,38 @@ def finish_summary(
     )
     record_run(summary)
     return summary
+
+
+def refused_summary(instance: str | None) -> RunSummary:
+    """The summary of an invocation whose nudge was refused whole: nothing ran, nothing
+    was asked of Firestore (the caller adds what was refused and why)."""
+    return finish_summary(
+        Counter(),
+        instance or "",
+        time.monotonic(),
+        stopped_by=StopReason.REFUSED,
+        status=RunStatus.REFUSED,
+    )
+
+
+def stalled(budget: float, config_attempt: float, source: str) -> str:
+    """The `error` of a run whose budget (`source`) cannot fit one attempt."""
+    return (
+        f"{source} leaves {budget:g} s, less than one attempt needs ({config_attempt:g} s: "
+        "RELAY_HTTP_TIMEOUT_SECONDS, its connect timeout and the settle): nothing can be "
+        "published; raise the budget or lower RELAY_HTTP_TIMEOUT_SECONDS"
+    )
+
+
+def starved(
+    tally: Tally, stopped_by: StopReason, error: str | None, stop: threading.Event | None
+) -> bool:
+    """Whether a run's budget ran out before it published anything: a run with nothing due
+    stops `drained`, so its summary must not say `ok`. Not a follow-mode run (`stop` given):
+    its follower runs again at once, and takes a summary that is not ok for Firestore's."""
+    return (
+        error is None
+        and stopped_by is StopReason.BUDGET
+        and stop is None
+        and not tally[Count.LEASED]
+    )

@@ -8,6 +8,7 @@ write landed, its answer was lost), which is what a dropped connection does to a
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -53,6 +54,25 @@ class _Fault:
     code: grpc.StatusCode
     after_call: bool
     times: int
+    when: Callable[[Any], bool] | None = None
+    stall: bool = False
+
+
+_PARTITION_EQUALS = re.compile(
+    r'field_path: "partition"\s*}\s*op: EQUAL\s*value\s*{\s*integer_value: (\d+)'
+)
+
+
+def page_of(partition: int) -> Callable[[Any], bool]:
+    """A `when` for `FaultInjector.fail`: a page query of `partition` (`open_events`: the
+    partition filter, no `held` one)."""
+
+    def matches(request: Any) -> bool:
+        text = str(request)
+        found = _PARTITION_EQUALS.search(text)
+        return found is not None and int(found.group(1)) == partition and '"held"' not in text
+
+    return matches
 
 
 class FaultInjector(
@@ -67,18 +87,29 @@ class FaultInjector(
         self.injected = 0
 
     def fail(
-        self, method: str, code: grpc.StatusCode, *, after_call: bool = False, times: int = 1
+        self,
+        method: str,
+        code: grpc.StatusCode,
+        *,
+        after_call: bool = False,
+        times: int = 1,
+        when: Callable[[Any], bool] | None = None,
+        stall: bool = False,
     ) -> None:
         """Fail the next `times` calls of `method` (e.g. "Commit") with `code`; with
-        `after_call` each call reaches Firestore first (unary calls only)."""
+        `after_call` each call reaches Firestore first (unary calls only); `when`: only the
+        calls whose request it accepts; `stall`: each waits out the call's own deadline
+        first, as a read Firestore never answers does (`code` is then DEADLINE_EXCEEDED)."""
         with self._lock:
-            self._faults.append(_Fault(method, code, after_call, times))
+            self._faults.append(_Fault(method, code, after_call, times, when, stall))
 
-    def _take(self, details: grpc.ClientCallDetails) -> _Fault | None:
+    def _take(self, details: grpc.ClientCallDetails, request: Any = None) -> _Fault | None:
         name = details.method
         method = (name.decode() if isinstance(name, bytes) else str(name)).rsplit("/", 1)[-1]
         with self._lock:
             for fault in self._faults:
+                if fault.when is not None and not fault.when(request):
+                    continue
                 if fault.method == method and fault.times > 0:
                     fault.times -= 1
                     self.injected += 1
@@ -88,9 +119,10 @@ class FaultInjector(
     def intercept_unary_unary(
         self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
     ) -> Any:
-        fault = self._take(details)
+        fault = self._take(details, request)
         if fault is None:
             return continuation(details, request)
+        self._stall(fault, details)
         if fault.after_call:
             continuation(details, request).result()  # it lands; its answer goes nowhere
         return RpcFault(fault.code, f"injected {fault.code.name} on {fault.method}")
@@ -98,10 +130,16 @@ class FaultInjector(
     def intercept_unary_stream(
         self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
     ) -> Iterator[Any]:
-        fault = self._take(details)
+        fault = self._take(details, request)
         if fault is None:
             return continuation(details, request)  # type: ignore[no-any-return]
+        self._stall(fault, details)
         raise RpcFault(fault.code, f"injected {fault.code.name} on {fault.method}")
+
+    @staticmethod
+    def _stall(fault: _Fault, details: grpc.ClientCallDetails) -> None:
+        if fault.stall and details.timeout is not None:
+            threading.Event().wait(details.timeout)  # the call's deadline passes unanswered
 
 
 def faulty_client(settings: Settings) -> tuple[firestore.Client, FaultInjector]:

@@ -13,6 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.settings import Settings
+from tests.support.helpers import relay_environment
+
 TIMER_EVENT = (
     b'{"triggerTime": "2026-11-21T08:00:00Z", "triggerName": "relay-timer", "payload": ""}'
 )
@@ -37,3 +41,15 @@ def use(monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]) -> None:
     """Set `variables` in the environment for this test."""
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
+
+
+@pytest.fixture(name="configured_relay")
+def configured_relay(
+    settings: Settings,
+    receiver: Receiver,
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The clean environment with the relay configured for the test emulator and the
+    `receiver` downstream (`relay_environment`)."""
+    use(monkeypatch, relay_environment(settings, receiver.url))

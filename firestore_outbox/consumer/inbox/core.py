@@ -40,6 +40,7 @@ from firestore_outbox.consumer.inbox.records import (
     Records,
     Result,
     Verdict,
+    check_replays,
     event_key,
     event_trace,
 )
@@ -67,7 +68,11 @@ class Inbox:
 
     `lease_seconds` must outlast the longest effect; `max_attempts` failed or abandoned runs
     park an event; `retention` sets `expireAt` for a Firestore TTL policy, and must outlast
-    every redelivery (a record deleted early lets a late duplicate through). `timeout` bounds
+    every redelivery (a record deleted early lets a late duplicate through). `replays` says
+    what the decorators do with a re-drive's delivery (marked `outboxreplay`): `"skip"`, the
+    default, dedupes it like any delivery (an effect already applied is not repeated because
+    an operator re-drove a type), `"again"` applies it once more, once per job (for a
+    consumer rebuilding its data; docs/redrive.md). `timeout` bounds
     each read and write the inbox makes, retries included; a transaction's begin and commit
     keep the client library's own limit (60 s against a frozen emulator, as measured).
     """
@@ -82,7 +87,9 @@ class Inbox:
         max_attempts: int = 5,
         retention: datetime.timedelta = datetime.timedelta(days=30),
         timeout: float = 10.0,
+        replays: str = "skip",
     ) -> None:
+        self.replays = check_replays(replays)
         if not consumer or not consumer.strip():
             raise InvalidInput("the inbox needs a consumer name")
         if lease_seconds <= 0 or max_attempts < 1:
@@ -206,7 +213,7 @@ class Inbox:
         (`firestore_outbox.observability.tracing.process_span`)."""
 
         def wrapper(event: Any) -> Result[T]:
-            source, event_id = event_key(event)
+            source, event_id = event_key(event, replays=self.replays)
             with process_span(event_trace(event), consumer=self.consumer, event_id=event_id):
                 return self.process(source, event_id, lambda: effect(event))
 
@@ -218,7 +225,7 @@ class Inbox:
         """Decorator: `effect(event, transaction)` runs through `process_in_transaction`."""
 
         def wrapper(event: Any) -> Result[T]:
-            source, event_id = event_key(event)
+            source, event_id = event_key(event, replays=self.replays)
             with process_span(event_trace(event), consumer=self.consumer, event_id=event_id):
                 return self.process_in_transaction(
                     source, event_id, lambda transaction: effect(event, transaction)

@@ -11,13 +11,17 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from google.cloud import firestore
 
-from firestore_outbox.errors import OutboxError
+from firestore_outbox.errors import InvalidInput, OutboxError
 from firestore_outbox.publishers.base import bounded_error
+from firestore_outbox.signing import REPLAY_ATTRIBUTE
 
 if TYPE_CHECKING:
     from google.cloud.firestore import DocumentSnapshot
 
 T = TypeVar("T")
+# What an inbox does with a re-drive's delivery: "skip" (the default) dedupes it like any
+# other, "again" applies it once more per job (`event_key`).
+REPLAYS = ("skip", "again")
 
 
 class InboxStatus(str, enum.Enum):
@@ -128,11 +132,32 @@ class Records:
         return fields
 
 
-def event_key(event: Any) -> tuple[str, str]:
-    """(source, id) of a `cloudevents` event or of a mapping with `source` and `id`."""
+def event_key(event: Any, *, replays: str = "skip") -> tuple[str, str]:
+    """(source, id) of a `cloudevents` event or of a mapping with `source` and `id`.
+
+    With `replays="again"`, a re-drive's delivery (it carries `outboxreplay`, the job's id)
+    is keyed `<id> replay <job>`: applied once more, once per job, beside the event's own
+    record; with `"skip"` it keys like any delivery, so an event already applied is a
+    duplicate and one never seen is applied."""
     if hasattr(event, "get_source") and hasattr(event, "get_id"):
-        return str(event.get_source()), str(event.get_id())
-    return str(event["source"]), str(event["id"])
+        source, event_id = str(event.get_source()), str(event.get_id())
+    else:
+        source, event_id = str(event["source"]), str(event["id"])
+    if replays == "again":
+        if hasattr(event, "get_extension"):
+            job = event.get_extension(REPLAY_ATTRIBUTE)
+        else:
+            job = event.get(REPLAY_ATTRIBUTE) if isinstance(event, Mapping) else None
+        if job:
+            return source, f"{event_id} replay {job}"
+    return source, event_id
+
+
+def check_replays(replays: str) -> str:
+    """`replays` if it is `skip` or `again`, else `InvalidInput` naming it."""
+    if replays not in REPLAYS:
+        raise InvalidInput(f"replays must be one of {', '.join(REPLAYS)}, got {replays!r}")
+    return replays
 
 
 def event_trace(event: Any) -> Mapping[str, Any]:

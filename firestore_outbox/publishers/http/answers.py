@@ -3,11 +3,8 @@ no more than an excerpt of a compressed one, however much it claims to hold."""
 
 from __future__ import annotations
 
-import http.client
 import zlib
-from dataclasses import dataclass
-
-import urllib3
+from dataclasses import dataclass, field
 
 # Answers up to this size are read whole, so their keep-alive connection can carry the next
 # delivery; a longer one is cut here and its connection dropped (never reused half-read).
@@ -15,51 +12,50 @@ MAX_ANSWER_BYTES = 64 * 1024
 EXCERPT_CHARACTERS = 200
 
 
+class Headers:
+    """An answer's header fields, read from its head's lines when first asked for (most
+    answers are settled by their status alone); `get` takes a name in any case, and a field
+    sent more than once comes joined with `, `, as RFC 9110 allows."""
+
+    __slots__ = ("_fields", "_lines")
+
+    def __init__(self, lines: list[bytes] | None = None) -> None:
+        self._lines = lines or []
+        self._fields: dict[str, str] | None = None
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        if self._fields is None:
+            self._fields = _fields(self._lines)
+        return self._fields.get(name.lower(), default)
+
+
+def _fields(lines: list[bytes]) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in lines:
+        name, colon, value = line.partition(b":")
+        if colon:
+            key, text = name.strip().lower().decode("latin-1"), value.strip().decode("latin-1")
+            fields[key] = f"{fields[key]}, {text}" if key in fields else text
+    return fields
+
+
 @dataclass(frozen=True)
 class Answer:
     """A downstream's answer as the classifiers see it: status, headers, a body excerpt."""
 
     status: int
-    headers: urllib3.HTTPHeaderDict
-    excerpt: str
+    headers: Headers = field(default_factory=Headers)
+    excerpt: str = ""
     # The body as read (empty when it was over `MAX_ANSWER_BYTES`), for a target whose answer
     # says more than a status does: one result per entry of a batch.
     body: bytes = b""
 
 
-def read_answer(response: urllib3.BaseHTTPResponse) -> Answer:
-    """Read `response` (opened with `preload_content=False`) up to the cap, then hand its
-    connection back to the pool when the answer was read whole, or close it."""
-    whole, raw = False, b""
-    try:
-        # A 1xx that reached us (101) ends HTTP on the connection: read nothing, reuse never.
-        # (Checked first: urllib3 hands a connection back by itself once a body is read.)
-        if response.status >= 200:
-            raw = response.read(MAX_ANSWER_BYTES + 1, decode_content=False)
-            whole = len(raw) <= MAX_ANSWER_BYTES
-    finally:
-        if not whole:
-            response.close()
-        response.release_conn()
-    return _answer(response.status, response.headers, raw, whole)
-
-
-def read_plain_answer(response: http.client.HTTPResponse) -> tuple[Answer, bool]:
-    """Read an http.client `response` up to the cap; also whether its connection may carry
-    the next request (the answer read whole, and the downstream not closing it)."""
-    whole, raw = False, b""
-    if response.status >= 200:  # a 101 that reached us: as in `read_answer`
-        raw = response.read(MAX_ANSWER_BYTES + 1)
-        whole = len(raw) <= MAX_ANSWER_BYTES
-    reusable = whole and response.isclosed() and not response.will_close
-    if not reusable:
-        response.close()
-    headers = urllib3.HTTPHeaderDict(response.getheaders())
-    return _answer(response.status, headers, raw, whole), reusable
-
-
-def _answer(status: int, headers: urllib3.HTTPHeaderDict, raw: bytes, whole: bool) -> Answer:
-    encoding = headers.get("Content-Encoding", "").strip().lower()
+def answer_of(status: int, headers: Headers, raw: bytes, whole: bool) -> Answer:
+    """The `Answer` for `raw`, the first bytes of the body (all of them when `whole`)."""
+    if not raw:
+        return Answer(status, headers)
+    encoding = (headers.get("content-encoding") or "").strip().lower()
     return Answer(status, headers, _excerpt(raw, encoding), raw if whole else b"")
 
 

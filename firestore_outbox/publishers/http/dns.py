@@ -1,4 +1,5 @@
-"""Connecting by name within an attempt's deadline.
+"""Looking a name up within an attempt's deadline (for the HTTP transport's routes and the
+AMQP publisher's broker address).
 
 `socket.getaddrinfo` cannot be interrupted or given a timeout: a resolver that hangs holds
 its caller as long as the system's resolver settings say (seconds to minutes), past the
@@ -9,7 +10,7 @@ out of time fails like a name that does not resolve (`ResolutionTimeout` is a
 is capped at `WORKERS` threads, and concurrent lookups of one name share one thread, so a
 hanging resolver holds at most one thread per name and never more than `WORKERS`; lookups
 beyond that wait in the queue, still within their own deadlines. IP literals are never looked
-up. Nothing is cached: the system's resolver (and its cache) decides each time, as before.
+up. Nothing is cached here (the HTTP transport keeps an answer for a minute: `...http.routes`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ import concurrent.futures
 import ipaddress
 import socket
 import threading
-from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WORKERS", "ResolutionTimeout", "connect", "resolve"]
+__all__ = ["WORKERS", "ResolutionTimeout", "is_ip_literal", "resolve"]
 
 WORKERS = 4
 
@@ -38,7 +38,7 @@ class ResolutionTimeout(socket.gaierror):
 def resolve(host: str, port: int, family: int, timeout: float | None) -> list[AddressInfo]:
     """`socket.getaddrinfo(host, port, family, SOCK_STREAM)`, waited for at most `timeout` s
     (None: as long as it takes)."""
-    if _is_ip_literal(host):  # no resolver involved: answered at once, on this thread
+    if is_ip_literal(host):  # no resolver involved: answered at once, on this thread
         return socket.getaddrinfo(host, port, family, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)
     try:
         host.encode("idna")  # as urllib3 checks: what cannot be encoded cannot resolve
@@ -64,44 +64,7 @@ def resolve(host: str, port: int, family: int, timeout: float | None) -> list[Ad
         ) from None
 
 
-def connect(
-    address: tuple[str, int],
-    family: int,
-    time_left: Callable[[], float | None],
-    timeout: float | None,
-    source_address: tuple[str, int] | None = None,
-    configure: Callable[[socket.socket], None] = lambda _: None,
-) -> socket.socket:
-    """A socket connected to the first of `address`'s addresses that answers, name lookup and
-    every connect waiting at most `time_left()` (which raises once no time is left) and each
-    connect at most `timeout` too. Like `socket.create_connection`, the last error is raised
-    when none answers."""
-    host, port = address
-    # The connect timeout never bounded a lookup (urllib3's neither): the deadline does.
-    addresses = resolve(host.strip("[]"), port, family, time_left())
-    error: OSError | None = None
-    for af, socktype, proto, _, sockaddr in addresses:
-        sock = socket.socket(af, socktype, proto)
-        try:
-            configure(sock)
-            sock.settimeout(_least(timeout, time_left()))
-            if source_address:
-                sock.bind(source_address)
-            sock.connect(sockaddr)
-            return sock
-        except OSError as exc:
-            error = exc
-            sock.close()
-    raise error or OSError("getaddrinfo returns an empty list")
-
-
-def _least(timeout: float | None, left: float | None) -> float | None:
-    if left is None:
-        return timeout
-    return left if timeout is None else min(timeout, left)
-
-
-def _is_ip_literal(host: str) -> bool:
+def is_ip_literal(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
     except ValueError:

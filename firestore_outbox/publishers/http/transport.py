@@ -1,17 +1,12 @@
-"""`HttpTransport`: POSTs over pooled keep-alive connections, every outcome a `PublishResult`
+"""`HttpTransport`: POSTs over kept-alive libcurl connections, every outcome a `PublishResult`
 (`HttpPublisher` and the cloud API publishers send through it)."""
 
 from __future__ import annotations
 
-import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterable
-from typing import Any
-from urllib.parse import urlsplit
 
 import certifi
-import urllib3
 
 from firestore_outbox.masking import masker
 from firestore_outbox.publishers.base import (
@@ -23,27 +18,26 @@ from firestore_outbox.publishers.base import (
     classify_status,
     parse_retry_after,
 )
-from firestore_outbox.publishers.http.answers import Answer, read_answer
-from firestore_outbox.publishers.http.connections import DirectPool
-from firestore_outbox.publishers.http.failures import describe, name, unresolved
-from firestore_outbox.publishers.http.wire import POOL_CLASSES, attempt_deadline
-
-_MAX_POOLED_URLS = 8
+from firestore_outbox.publishers.http.answers import Answer
+from firestore_outbox.publishers.http.curl import CurlFailure, Handles
+from firestore_outbox.publishers.http.failures import describe
+from firestore_outbox.publishers.http.routes import Routes
 
 
 class HttpTransport:
-    """POSTs over a urllib3 connection pool (keep-alive, `pool_size` connections per host, no
-    redirects, no retries of its own) and turns every outcome into a `PublishResult`.
+    """POSTs through libcurl (`firestore_outbox.publishers.http.curl`: keep-alive, up to
+    `pool_size` idle connections, no redirects, no retries of its own) and turns every
+    outcome into a `PublishResult`.
 
-    urllib3 rather than `requests`: per POST `requests` spent about 0.8 ms of CPU on session
-    bookkeeping (environment, cookies, hooks) against 0.3 ms here, and at the relay's rates
-    that CPU, not the network, was the limit. Like `requests` it verifies TLS against
-    certifi's bundle and goes through the proxy `HTTP(S)_PROXY` names unless `NO_PROXY`
-    exempts the host. Each attempt ends by its deadline: the earlier of the one it is given
-    and `connect_timeout + read_timeout` from its start, enforced on every connect, send and
-    read (`firestore_outbox.publishers.http.wire`); `read_timeout` also bounds each wait for bytes.
-    At most `MAX_ANSWER_BYTES` of an answer are read. Every spelling of each string in `secrets` is
-    replaced by `***` in error messages.
+    libcurl rather than urllib3 or `requests`: per POST, with 16 in flight, it spent a third
+    of the CPU our transport over urllib3 and http.client did (docs/performance.md), and it
+    gives by its public options the deadline and interim-answer handling that took patches of
+    their internals. TLS is verified against certifi's bundle; the proxy `HTTP(S)_PROXY`
+    names is used unless `NO_PROXY` exempts the host (`...http.routes`). Each attempt ends by
+    its deadline: the earlier of the one it is given and `connect_timeout + read_timeout`
+    from its start, over name lookup, connect, send and read; `read_timeout` also bounds each
+    wait for the answer's bytes. At most `MAX_ANSWER_BYTES` of an answer are read. Every
+    spelling of each string in `secrets` is replaced by `***` in error messages.
     """
 
     def __init__(
@@ -55,18 +49,13 @@ class HttpTransport:
         secrets: Iterable[str] = (),
     ) -> None:
         self._bound = connect_timeout + read_timeout
-        self._options: dict[str, Any] = {
-            "maxsize": pool_size,
-            "retries": False,
-            "timeout": urllib3.Timeout(connect=connect_timeout, read=read_timeout),
-            "ca_certs": certifi.where(),
-        }
-        self._direct = self._pooled(urllib3.PoolManager(**self._options))
-        self._proxied: dict[str, urllib3.ProxyManager] = {}
-        self._managers: dict[tuple[str, str], urllib3.PoolManager] = {}
-        self._pools: dict[str, DirectPool] = {}
-        self._timeouts = (connect_timeout, read_timeout)
-        self._opening = threading.Lock()
+        self._handles = Handles(
+            pool_size,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            ca_file=certifi.where(),
+        )
+        self._routes = Routes()
         self._mask = masker(secrets)
 
     @classmethod
@@ -106,17 +95,29 @@ class HttpTransport:
         failure as a result (`post` classifies it; a batch target reads it entry by entry)."""
         bound = time.monotonic() + self._bound
         deadline = bound if deadline is None else min(deadline, bound)
+        lines = [f"{name}: {value}" for name, value in headers.items()]
+        head = "".join(lines)
+        if "\r" in head or "\n" in head or "\0" in head:  # it would forge headers
+            return self.failure(Outcome.REJECTED, "InvalidHeader: a header holds CR, LF or NUL")
+        if "Content-Type" not in headers and all(n.lower() != "content-type" for n in headers):
+            lines.append("Content-Type:")  # not libcurl's form-encoded one
+        route = self._routes.route(url)
         try:
-            with attempt_deadline(deadline):
-                answer = self._send(url, body, headers)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            lookup = unresolved(exc)
-            if lookup is not None:  # in time or not, nothing reached the downstream
-                return self.failure(Outcome.CHANNEL, f"ConnectionError: DNS: {lookup}")
+            pin = self._routes.addresses(route, deadline - time.monotonic())
+        except (OSError, UnicodeError) as exc:  # in time or not, nothing reached the downstream
+            return self.failure(Outcome.CHANNEL, f"ConnectionError: DNS: {route.host}: {exc}")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return self.failure(Outcome.RETRY, "timeout: deadline: passed before sending")
+        taken = self._handles.take()
+        try:
+            return taken[1].post(url, route, pin, body, lines, left)
+        except CurlFailure as exc:
             if time.monotonic() >= deadline:  # whatever broke, the deadline is why
-                return self.failure(Outcome.RETRY, f"timeout: deadline: {name(exc)}")
-            return self.failure(*describe(exc))
-        return answer
+                return self.failure(Outcome.RETRY, f"timeout: deadline: {exc}")
+            return self.failure(*describe(exc.code, exc.message, sent=exc.sent))
+        finally:
+            self._handles.give_back(taken)
 
     def refusal(self, outcome: Outcome, answer: Answer) -> PublishResult:
         """`outcome` for `answer`, its status and excerpt as the (masked) error."""
@@ -125,69 +126,8 @@ class HttpTransport:
         return self.failure(outcome, error, retry_after)
 
     def close(self) -> None:
-        """Close every pooled connection."""
-        with self._opening:
-            for pool in self._pools.values():
-                pool.close()
-            self._pools.clear()
-        self._direct.clear()
-        for manager in self._proxied.values():
-            manager.clear()
-
-    def _send(self, url: str, body: bytes, headers: dict[str, str]) -> Answer:
-        """POST and read the answer. A URL no proxy stands in front of goes over its own
-        `DirectPool` (`firestore_outbox.publishers.http.connections` says why); a proxied one
-        through urllib3's `ProxyManager`, which adds the proxy's headers."""
-        direct = self._pools.get(url)
-        if direct is None or direct.closed:  # unknown, or closed by `close()`
-            direct = self._direct_pool(url)
-        if direct is not None:
-            return direct.post(body, headers)
-        response = self._manager(url).request(
-            "POST", url, body=body, headers=headers, redirect=False,
-            preload_content=False, decode_content=False,
-        )  # fmt: skip
-        return read_answer(response)
-
-    def _direct_pool(self, url: str) -> DirectPool | None:
-        if self._manager(url) is not self._direct:
-            return None
-        with self._opening:  # one pool per URL, whichever publishing thread comes first
-            pool = self._pools.get(url)
-            if pool is None or pool.closed:
-                if len(self._pools) >= _MAX_POOLED_URLS:  # a publisher has one URL or a few
-                    for stale in self._pools.values():
-                        stale.close()
-                    self._pools.clear()
-                pool = self._pools[url] = DirectPool(
-                    url,
-                    connect_timeout=self._timeouts[0],
-                    read_timeout=self._timeouts[1],
-                    maxsize=self._options["maxsize"],
-                    ca_certs=self._options["ca_certs"],
-                )
-            return pool
-
-    def _manager(self, url: str) -> urllib3.PoolManager:
-        parts = urlsplit(url)
-        key = (parts.scheme, parts.hostname or "")
-        manager = self._managers.get(key)
-        if manager is None:  # decided once per host: reading the proxy settings is not free
-            proxy = urllib.request.getproxies().get(parts.scheme)
-            if not proxy or urllib.request.proxy_bypass(key[1]):
-                manager = self._direct
-            else:
-                if proxy not in self._proxied:
-                    self._proxied[proxy] = urllib3.ProxyManager(proxy, **self._options)
-                    self._pooled(self._proxied[proxy])
-                manager = self._proxied[proxy]
-            self._managers[key] = manager
-        return manager
-
-    @staticmethod
-    def _pooled(manager: urllib3.PoolManager) -> urllib3.PoolManager:
-        manager.pool_classes_by_scheme = POOL_CLASSES  # deadline and interim answers
-        return manager
+        """Close every kept-alive connection (the transport opens new ones if used again)."""
+        self._handles.close()
 
     def failure(
         self, outcome: Outcome, error: str, retry_after: float | None = None

@@ -83,6 +83,8 @@ class PartitionLeases(PartitionLeaseWrites):
         expired, with one write; those claimed, each with `claimed_from`. One held by
         another invocation is left to it: its re-check before release finds the event."""
         named = sorted(set(partitions))
+        if not named:  # nothing to claim: no clock needed (a cold relay has none yet)
+            return []
         return self._hold_known(self._pick(named, len(named), self._store.clock.earliest()), holder)
 
     def claim_nudged(

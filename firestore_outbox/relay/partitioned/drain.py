@@ -154,7 +154,10 @@ class PartitionDrain:
         try:
             # A page query each for every partition the nudge names (up to all of them), at
             # once: with a claim's worth of threads, the rest of a 16-partition nudge waited.
-            readers = max(self._config.partitions.per_claim, len(self._only or ()))
+            # No more threads than the relay publishes on (RELAY_CONCURRENCY): a nudge of
+            # every one of 1,024 partitions queues its queries, it opens no 1,024 threads.
+            named = min(len(self._only or ()), self._config.concurrency)
+            readers = max(self._config.partitions.per_claim, named)
             with ThreadPoolExecutor(readers, "relay-pages") as pages:
                 start = self._start(run, held, self._only or (), pages)
                 if not start.mode_ok:
@@ -279,6 +282,7 @@ class PartitionDrain:
                     reads.start(h.partition for h in claimed)
                 reads.send(run)
             reading = reads.open
+            self._aggregates_unread(reads)
             released = self._holdings.release(held, [p for p in held if p not in reading])
             self._recheck(run, held, released, reads, pages)
             if not self._sender.deliver(run, held, more=more, work=work):
@@ -317,6 +321,7 @@ class PartitionDrain:
     ) -> bool:
         """With nudges on, read the partitions just released once more; those claimed
         again (`firestore_outbox.relay.partitioned.recheck`) join `held`."""
+        released = [p for p in released if p not in reads.unread]  # those not drained
         if not released or not self._config.recheck_released:
             return False
         again = recheck(
@@ -331,6 +336,11 @@ class PartitionDrain:
         )
         held.update((h.partition, h) for h in again)
         return bool(again)
+
+    def _aggregates_unread(self, reads: PageReads) -> None:
+        """Partitions given up unread are released as not drained (`Holdings.release`): a
+        run under way elsewhere must still claim them."""
+        self.aggregates.unsent.update(reads.unread)
 
     def _settled(self, run: Pipeline) -> bool:
         """Wait until every event sent is settled; False if the run stops first."""

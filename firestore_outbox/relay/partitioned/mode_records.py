@@ -23,6 +23,21 @@ record was still live (so that nobody saw it gone in between); else it writes a 
 by itself. The price: a relay of the other mode waits until a
 warm relay's record lapses, at most budget + lock timeout + KEEP_SECONDS after its last run,
 where a record per run, deleted at its end, let it start at once.
+
+Cold nudged invocations (a Function Compute instance started for a burst of nudges, perhaps
+never invoked again, never closed) must not pile records up, each live for budget + lock
+timeout + KEEP_SECONDS and then left in the collection for ever. So:
+
+- lifetime: a nudged run that wrote its relay's record new (a cold instance's first run) and
+  ends clean, with no other run of its relay under way, moves the record's `until` back to
+  KEEP_SECONDS from now (`leave(shorten=True)`): an instance never invoked again leaves a
+  record that lapses KEEP_SECONDS after its run, not budget + lock timeout + KEEP_SECONDS;
+  one nudged again moves it on once, with one write beside its claim (`_move_on`), and is
+  a warm relay from then on (its record kept, its runs making no call for it);
+- number: a relay that wrote a new record deletes up to SWEEP_LIMIT lapsed records (any
+  relay's: surely lapsed on Firestore's clock, each delete conditional on the update time it
+  read) when its run ends, off the path to the first publish. Every record left behind was
+  written new once, so the lapsed records never outnumber the sweeps.
 """
 
 from __future__ import annotations
@@ -51,6 +66,8 @@ logger = logging.getLogger("firestore_outbox.relay")
 # How much longer than a run needs a record is taken for: a warm relay moves it on about
 # once in this time (a round trip on that run's way to its first publish).
 KEEP_SECONDS = 60.0
+# Lapsed records a relay that wrote a new one deletes when its run ends.
+SWEEP_LIMIT = 20
 
 
 @dataclass(frozen=True)
@@ -81,6 +98,8 @@ class ModeRecords:
         self._record: _Record | None = None
         self._running = 0  # runs that took the record and have not left
         self._unclean = False  # a run left leases behind: the record must lapse by itself
+        self._sweep = False  # a new record was written: lapsed ones are swept at a run's end
+        self._new = False  # ... and not yet shortened (`leave(shorten=True)`)
 
     def take(self, mode: LeaseMode, seconds: float) -> ModeTaken:
         """Let a run of `mode` drain for `seconds` (its budget and lease), unless a relay
@@ -104,11 +123,45 @@ class ModeRecords:
             self._running += 1
             return ModeTaken(None, record.until)
 
-    def leave(self, *, clean: bool) -> None:
-        """A run that `take` let drain ended; `clean`: it holds no lease."""
+    def leave(self, *, clean: bool, shorten: bool = False) -> None:
+        """A run that `take` let drain ended; `clean`: it holds no lease. `shorten` (a
+        nudged run): the record, if written new for this run, no run is under way and none
+        left a lease, is kept only KEEP_SECONDS more (see the module). Then lapsed records
+        are swept, if this relay wrote a new one since the last sweep. Never raises."""
         with self._lock:
             self._running -= 1
             self._unclean |= not clean
+            try:
+                if shorten and self._new and not self._running and not self._unclean:
+                    self._shorten()
+                self._new = False
+                if self._sweep:
+                    self._sweep = False
+                    self._sweep_lapsed()
+            except (google_exceptions.GoogleAPIError, ClockNotSet) as exc:
+                logger.warning("lease-mode records not tidied: %s", type(exc).__name__)
+
+    def _shorten(self) -> None:
+        """Move this relay's record's `until` back to KEEP_SECONDS from now (no run of
+        this relay holds a lease: nothing of it needs covering longer)."""
+        record = self._record
+        until = self._store.clock.latest() + datetime.timedelta(seconds=KEEP_SECONDS)
+        if record is None or record.until <= until:
+            return
+        (written,) = self._store.write([Change(self._ref, record.update_time, {"until": until})])
+        landed = written.update_time if written.applied else None
+        self._record = None if landed is None else _Record(landed, until)
+
+    def _sweep_lapsed(self) -> None:
+        """Delete up to SWEEP_LIMIT records lapsed on Firestore's clock (any relay's): each
+        only if unchanged since read, so a record moved on meanwhile stays."""
+        lapsed = self._store.run(
+            self._collection.where(
+                filter=FieldFilter("until", "<", self._store.clock.earliest())
+            ).limit(SWEEP_LIMIT)
+        )
+        if lapsed:
+            self._store.write([Change(d.reference, d.update_time, None) for d in lapsed])
 
     def close(self) -> None:
         """Delete the record if no run is under way and none left a lease behind."""
@@ -151,6 +204,7 @@ class ModeRecords:
             batch.delete(self._ref)
         update_time = batch.commit(timeout=self._store.timeout)[0].update_time
         self._ref = ref
+        self._sweep = self._new = True
         ours = (update_time, self._ref.id)
         live = self._store.run(
             self._collection.where(filter=FieldFilter("until", ">", self._store.clock.earliest()))

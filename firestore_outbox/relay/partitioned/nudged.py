@@ -93,7 +93,7 @@ def start_nudged(
                     instance,
                     wanted,
                     beside=pool,
-                    with_events=lambda named: [p for p in named if pages[p].result()[0]],
+                    with_events=lambda named: [p for p in named if _may_have_events(pages[p])],
                     claimed=claimed,
                 )
             leases.read_named(wanted, again=False)
@@ -108,6 +108,14 @@ def start_nudged(
         if held is not None:
             start.held = held.result()
     return start
+
+
+def _may_have_events(page: Future[tuple[list[Found], datetime.datetime | None]]) -> bool:
+    """Whether a first page found an open event, or could not tell (its read failed: the
+    partition is claimed, and the drain reads it again, `PageReads`)."""
+    if page.exception() is not None:
+        return True
+    return bool(page.result()[0])
 
 
 def _checked(

@@ -7,14 +7,24 @@ round trip away, a drain that waited for each page would spend most of its time 
 A partition whose page came back short has nothing more to read in this run. Events found
 without a usable partition (`firestore_outbox.relay.partitioned.unhealed`) are merged into
 their partition's pages in delivery order.
+
+A page query that fails for want of time or of Firestore (a timeout, `UNAVAILABLE`, ...:
+`READ_FAILURES`) is sent again from the same cursor, up to `READ_TRIES` times in all; a
+partition whose reads keep failing is given up for this run (`unread`): the drain releases it,
+not drained, once what was read from it is settled, and goes on with the others. One slow
+read no longer ends a run that other partitions' reads were feeding.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
+
+from google.api_core import exceptions as google_exceptions
+from google.api_core.exceptions import RetryError
 
 from firestore_outbox.relay.partitioned.scan import open_events
 from firestore_outbox.relay.partitioned.unhealed import Unhealed
@@ -26,6 +36,20 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.partitioned.aggregates import Aggregates
     from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
+
+logger = logging.getLogger("firestore_outbox.relay")
+
+# A page query's tries in one run before its partition is given up (released unread).
+READ_TRIES = 3
+# The failures worth another try: the read ran out of time, or Firestore could not answer.
+READ_FAILURES: tuple[type[Exception], ...] = (
+    google_exceptions.DeadlineExceeded,
+    google_exceptions.ServiceUnavailable,
+    google_exceptions.InternalServerError,
+    google_exceptions.ResourceExhausted,
+    google_exceptions.Aborted,
+    RetryError,
+)
 
 
 class PageReads:
@@ -50,6 +74,8 @@ class PageReads:
         # each page in flight (an adopted one may come back None: read it again)
         self._reading: dict[int, tuple[Future[Any], int]] = {}
         self._done = threading.Event()
+        self._failures: dict[int, int] = {}  # partition -> its page reads failed in a row
+        self.unread: set[int] = set()  # given up: its reads kept failing
 
     def heal(self, unhealed: Unhealed) -> None:
         """Events found without a partition since (`Unhealed`): merged from now on."""
@@ -111,13 +137,37 @@ class PageReads:
             if not future.done():
                 continue
             del self._reading[partition]
-            page = future.result()
+            try:
+                page = future.result()
+            except READ_FAILURES as exc:
+                self._failed(run, partition, exc)
+                continue
+            self._failures.pop(partition, None)
             if page is None:
                 continue  # an adopted page older than the claim: its cursor reads it again
             run.tally[Count.BATCHES] += 1
             if partition not in self._cursors:
                 continue  # lost meanwhile
             self._took(partition, page, limit)
+
+    def _failed(self, run: Pipeline, partition: int, exc: Exception) -> None:
+        """A page query of `partition` failed: its cursor reads it again, or, after
+        `READ_TRIES`, the partition is given up for this run (the others go on)."""
+        if partition not in self._cursors:
+            return  # lost meanwhile: nothing more is read there anyway
+        failures = self._failures[partition] = self._failures.get(partition, 0) + 1
+        if failures < READ_TRIES:
+            run.tally[Count.READ_RETRIES] += 1  # `send` queries it again from its cursor
+            return
+        del self._cursors[partition]
+        self.unread.add(partition)
+        run.tally[Count.PARTITIONS_UNREAD] += 1
+        logger.warning(
+            "partition %d released unread: %d page reads failed (last: %s)",
+            partition,
+            failures,
+            type(exc).__name__,
+        )
 
     def _took(self, partition: int, page: list[Found], limit: int) -> None:
         last = len(page) < limit

@@ -20,11 +20,23 @@ from firestore_outbox.testing.emulator import free_port
 from tests.e2e.cli.test_cli_arguments import OUTBOX
 from tests.support.helpers import add_orders, relay_environment
 
-ALL = ("status", "inspect", "requeue", "purge", "reconcile", "relay", "follow", "demo", "receiver")
+ALL = (
+    "status",
+    "inspect",
+    "requeue",
+    "replay",
+    "purge",
+    "reconcile",
+    "relay",
+    "follow",
+    "demo",
+    "receiver",
+)
 # What each command needs to get as far as Firestore.
 ARGS = {
     "inspect": ("inspect", "some-event"),
     "requeue": ("requeue", "--all", "--yes"),
+    "replay": ("replay", "--dry-run"),
     "purge": ("purge", "--older-than", "1d"),
     "receiver": ("receiver", "--no-verify", "--port", "0"),
     "follow": ("relay", "--follow"),
@@ -102,7 +114,8 @@ def silent_firestore() -> Iterator[socket.socket]:
 
 
 @pytest.mark.parametrize(
-    "name", ["status", "inspect", "requeue", "purge", "reconcile", "relay", "follow", "demo"]
+    "name",
+    ["status", "inspect", "requeue", "replay", "purge", "reconcile", "relay", "follow", "demo"],
 )
 def test_ctrl_c_is_one_line_and_exit_status_130(silent_firestore: socket.socket, name: str) -> None:
     # `follow` stops gracefully on Ctrl-C; its call to a silent Firestore is interrupted

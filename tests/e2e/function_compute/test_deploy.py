@@ -18,7 +18,7 @@ from google.cloud import firestore
 
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.settings import Settings
-from function_compute.build import FC_PYTHON, build
+from function_compute.build import FC_GLIBC, FC_PYTHON, build
 from tests.support.helpers import add_orders, outbox, relay_environment
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -125,18 +125,53 @@ def wheel_tags(package: Path) -> dict[str, list[str]]:
     return native
 
 
+def _manylinux_glibc(tag: str) -> tuple[int, int] | None:
+    """The glibc a CPython 3.10 x86_64 wheel tag asks for (None: another Python or platform)."""
+    legacy = {"1": (2, 5), "2010": (2, 12), "2014": (2, 17)}
+    match = re.fullmatch(r"cp3(?:10|[0-9])-(?:cp310|abi3)-manylinux_?(\w+?)_x86_64", tag)
+    if match is None:
+        return None
+    version = match.group(1)
+    if version in legacy:
+        return legacy[version]
+    major, minor = version.split("_")
+    return int(major), int(minor)
+
+
 def test_the_function_compute_package_holds_cp310_manylinux_wheels(fc_package: Path) -> None:
     native = wheel_tags(fc_package)
     assert any(name.startswith("grpcio-") for name in native)
+    assert any(name.startswith("pycurl-") for name in native)
     for name, tags in native.items():
-        fits = [
-            tag
-            for tag in tags
-            if re.fullmatch(r"cp3(10|[0-9])-(cp310|abi3)-manylinux(2014|_2_17|_2_5|1)_x86_64", tag)
-        ]
-        assert fits, f"{name} has no wheel for CPython 3.10 on manylinux2014_x86_64: {tags}"
+        fits = [tag for tag in tags if (_manylinux_glibc(tag) or (9, 9)) <= FC_GLIBC]
+        assert fits, f"{name} has no wheel for CPython 3.10 on glibc {FC_GLIBC}: {tags}"
     assert json.loads((fc_package / "build-info.json").read_text())["python"] == FC_PYTHON
     assert (fc_package / "function_compute" / "relay_handler.py").is_file()
+
+
+def glibc_versions_needed(library: Path) -> set[tuple[int, int]]:
+    """The `GLIBC_x.y` symbol versions a shared library needs (`readelf -V`)."""
+    listing = subprocess.run(
+        ["readelf", "-V", "-W", str(library)], capture_output=True, text=True, check=True
+    ).stdout
+    found = re.findall(r"Name: GLIBC_(\d+)\.(\d+)", listing)
+    return {(int(major), int(minor)) for major, minor in found}
+
+
+def test_the_packages_native_libraries_load_on_the_runtimes_glibc(fc_package: Path) -> None:
+    # What the dynamic loader of Function Compute's python3.10 (glibc 2.28) checks before it
+    # loads a library: every glibc symbol version it needs. pycurl brings its own libcurl.
+    if shutil.which("readelf") is None:
+        pytest.skip("no readelf (binutils) on this machine")
+    libraries = sorted((fc_package / "python").rglob("*.so*"))
+    curl = [p for p in libraries if p.parent.name == "pycurl.libs" and "libcurl" in p.name]
+    assert curl, "pycurl's wheel brings no libcurl of its own"
+    too_new = {
+        str(library.relative_to(fc_package)): max(needed)
+        for library in libraries
+        if (needed := glibc_versions_needed(library)) and max(needed) > FC_GLIBC
+    }
+    assert too_new == {}, f"needing a glibc newer than {FC_GLIBC}"
 
 
 def test_the_function_compute_package_runs_on_python_3_10(

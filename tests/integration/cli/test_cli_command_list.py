@@ -15,6 +15,7 @@ def test_every_command_has_help(run: Run) -> None:
         "status",
         "inspect",
         "requeue",
+        "replay",
         "held",
         "console",
         "purge",

@@ -15,6 +15,7 @@ from function_compute.relay_handler import handler
 from tests.support.fc_invocation import (
     TIMER_EVENT,
     clean_environment,  # noqa: F401  (the `environment` fixture)
+    configured_relay,  # noqa: F401  (the relay configured for the emulator)
     fc_context,
     use,
 )
@@ -45,16 +46,18 @@ def test_a_timer_invocation_delivers_every_due_event(
     assert {e["processingInstanceId"] for e in outbox(db, settings).values()} == {"req-42"}
 
 
+@pytest.mark.usefixtures("configured_relay")
 def test_the_function_timeout_bounds_the_invocation(
-    db: firestore.Client,
-    settings: Settings,
-    receiver: Receiver,
-    environment: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
+    db: firestore.Client, settings: Settings
 ) -> None:
-    use(monkeypatch, relay_environment(settings, receiver.url))
     add_orders(db, settings, 3)
-    # 7 s less the Firestore timeout (5 s) and a second leaves 1 s: not enough for an attempt.
+    # 7 s less the Firestore timeout (5 s) and a second leaves 1 s: not enough for an attempt,
+    # said as such (not `ok`, not a plain `budget`), and nothing tried.
     summary = handler(TIMER_EVENT, fc_context(timeout=7))
-    assert (summary["stoppedBy"], summary["processed"]) == ("budget", 0)
+    assert (summary["status"], summary["stoppedBy"], summary["processed"]) == (
+        "error",
+        "budgetTooShort",
+        0,
+    )
+    assert "RELAY_FIRESTORE_TIMEOUT_SECONDS (5 s)" in summary["error"]
     assert handler(TIMER_EVENT, fc_context(timeout=60))["processed"] == 3

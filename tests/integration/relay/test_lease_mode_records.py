@@ -102,3 +102,46 @@ def test_a_closed_relay_deletes_its_record_unless_a_run_left_a_lease(
     unclean._mode._running += 1  # (balanced: that run took the record too)
     unclean.close()
     assert len(records(db, unclean)) == 1  # it lapses by itself, after that lease
+
+
+def nudged_partition(db: firestore.Client, settings: Settings) -> int:
+    """The partition of a new order's event (the only one PENDING)."""
+    add_orders(db, settings, 1)
+    outbox = db.collection(settings.outbox_collection)
+    [event] = outbox.where(filter=firestore.FieldFilter("status", "==", "PENDING")).get()
+    return int(event.get("partition"))
+
+
+def test_a_cold_nudged_invocations_record_lapses_keep_seconds_after_its_run(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    # A cold instance (a new relay) nudged once, never invoked again, never closed.
+    relay = make_relay(db, settings, receiver.url)
+    assert relay.run(partitions=[nudged_partition(db, settings)])["processed"] == 1
+    [record] = db.collection(f"{relay.config.partitions.collection}_mode").get()
+    left = record.get("until") - record.update_time  # how long it outlives its run
+    assert left <= datetime.timedelta(seconds=mode_records.KEEP_SECONDS + 1), left
+    # (it was taken for budget + lock timeout + KEEP_SECONDS: 93 s here)
+    # The instance nudged again: the record moved on (one write beside the claim) and used.
+    add_orders(db, settings, 1)
+    again = relay.run(partitions=list(range(relay.config.partitions.count)))
+    assert again["processed"] == 1 and again["stoppedBy"] != "mode"
+    assert len(records(db, relay)) == 1
+
+
+def test_records_of_cold_nudged_invocations_are_swept_once_lapsed(
+    db: firestore.Client,
+    settings: Settings,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Records lapse at once after a clean nudged run: each cold relay that writes a new
+    # record sweeps the lapsed ones when its run ends.
+    monkeypatch.setattr(mode_records, "KEEP_SECONDS", 0.0)
+    collection = db.collection("outbox_partitions_mode")
+    seen = []
+    for _ in range(3 * mode_records.SWEEP_LIMIT // 2):  # 30 cold invocations
+        relay = make_relay(db, settings, receiver.url)
+        assert relay.run(partitions=[nudged_partition(db, settings)])["processed"] == 1
+        seen.append(len(collection.get()))
+    assert max(seen) <= 2, seen  # its own, and at most the one before it not yet lapsed

@@ -29,6 +29,9 @@ LEASE_SECONDS = 120.0
 # its next runs) and reads the live records (its own: one read);
 # `firestore_outbox.relay.partitioned.mode_records`.
 MODE_READS, MODE_WRITES = 1, 1
+# A relay that wrote a new record looks for lapsed ones to delete when its run ends (none
+# here: one empty query, billed one read).
+MODE_SWEEP = 1
 # Every run ends with its heartbeat (`firestore_outbox.relay.heartbeat`): one write; a relay's
 # first reads its shard first (one read: its update time, the write's precondition).
 HEARTBEAT_READS, HEARTBEAT_WRITES = 1, 1
@@ -116,11 +119,12 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     # Beyond them: one look for abandoned leases and the query that found nothing left, and
     # the two counts that look for PENDING events without a timestamp nextAttemptAt (billed
     # one read each per 1,000 PENDING events; they read no document).
-    assert counts.snapshot()["emptyQueries"] == 2 + 1  # and the lease-mode records' clock
+    # and the lease-mode records' clock, and their sweep
+    assert counts.snapshot()["emptyQueries"] == 2 + 1 + MODE_SWEEP
     assert counts.snapshot()["rpc:RunAggregationQuery"] == 2
     assert counts.snapshot()["aggregationReads"] == 2
     # (and the query that first reads Firestore's clock for the lease-mode record: empty)
-    assert counts.billed_reads == 120 + 2 + 2 + MODE_READS + HEARTBEAT_READS + 1
+    assert counts.billed_reads == 120 + 2 + 2 + MODE_READS + HEARTBEAT_READS + 1 + MODE_SWEEP
 
 
 def test_with_partition_leases_each_event_costs_one_read_and_one_write(
@@ -146,8 +150,8 @@ def test_with_partition_leases_each_event_costs_one_read_and_one_write(
     # look for a held event (none: billed one read), a page per partition (and one more
     # where a page came back full).
     assert counts.snapshot()["aggregationReads"] == 2
-    assert counts.snapshot()["emptyQueries"] == 1
-    assert counts.snapshot()["rpc:RunQuery"] == 2 + MODE_READS + summary["batches"]
+    assert counts.snapshot()["emptyQueries"] == 1 + MODE_SWEEP
+    assert counts.snapshot()["rpc:RunQuery"] == 2 + MODE_READS + MODE_SWEEP + summary["batches"]
     relay.close()  # its lease-mode record deleted: the next relay reads only its own
 
     orders_in_every_partition(db, settings, 120, "cost-b")

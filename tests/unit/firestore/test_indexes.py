@@ -34,6 +34,9 @@ from firestore_outbox.ops.held import list_held, release_held
 from firestore_outbox.ops.history import read_recent
 from firestore_outbox.ops.overview import read_overview
 from firestore_outbox.ops.purge import backfill_expiry, count_processed, purge_processed
+from firestore_outbox.redrive.jobs import JobStore
+from firestore_outbox.redrive.selection import Selection
+from firestore_outbox.redrive.service import jobs_collection
 from firestore_outbox.relay import store as leases
 from firestore_outbox.relay.partitioned.scan import count_unpartitioned, held_events, open_events
 from firestore_outbox.relay.partitioned.unhealed import find_unhealed
@@ -54,6 +57,7 @@ EVERY_PARTITION_MODE_OPERATION = (
     "requeue",
     "purge",
     "reconcile",
+    "re-drive",
 )
 
 Index = tuple[str, tuple[tuple[str, str], ...]]
@@ -115,6 +119,18 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
         count_processed(db, "outbox", "<", NOW, 16)
         purge_processed(db, "outbox", NOW, partitions=16)
         backfill_expiry(db, "outbox", NOW, 60, partitions=16)
+    elif operation == "re-drive":
+        events = db.collection("outbox")
+        for selection in (
+            Selection(),
+            Selection(since=NOW, until=NOW + dt.timedelta(days=1), statuses=("FAILED", "PENDING")),
+            Selection(event_types=("OrderPaid",), aggregate_type="order"),
+            Selection(event_types=("A", "B"), aggregate_id="order-1", since=NOW),
+        ):
+            made.append(selection.query(events, 3))
+        jobs = JobStore(db, jobs_collection("outbox"), lease_seconds=300)
+        made.append(jobs.collection.where(filter=FieldFilter("state", "==", "RUNNING")))
+        made.append(jobs.collection.order_by("createdAt", direction="DESCENDING"))  # `recent`
     elif operation == "reconcile":
         find_anomalies(
             db,
@@ -226,6 +242,7 @@ def defined(path: Path) -> set[Index]:
         ("requeue", 0),
         ("purge", 1),
         ("reconcile", 3),
+        ("re-drive", 2),
     ],
 )
 def test_every_query_of_partition_leases_and_the_commands_has_its_index_in_the_shipped_file(

@@ -10,7 +10,14 @@ import pytest
 from firestore_outbox.config.shortcuts import load_nudge_settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.nudge import NudgeMode
-from firestore_outbox.nudge.message import NUDGE_TYPE, nudge_body, nudge_delivery, nudged_partitions
+from firestore_outbox.nudge.message import (
+    NUDGE_TYPE,
+    ForeignCounts,
+    nudge_body,
+    nudge_delivery,
+    nudged_partitions,
+    read_nudge,
+)
 from firestore_outbox.publishers.fc.fc3 import task_id
 
 
@@ -43,7 +50,7 @@ def test_the_http_body_is_an_event_the_relay_handler_reads_back() -> None:
     delivery = nudge_delivery([3, 1, 3], "//test", 0.0)
     event = json.loads(nudge_body(delivery))
     assert event["type"] == NUDGE_TYPE and event["data"] == {"partitions": [1, 3]}
-    assert nudged_partitions(event) == [1, 3]
+    assert nudged_partitions(event, 16) == [1, 3]
     assert task_id(delivery.event_id).startswith("e_nudge-")  # a valid FC task id
 
 
@@ -64,7 +71,63 @@ def test_a_hand_off_has_a_task_id_of_its_own_where_producers_nudges_share_one() 
     ],
 )
 def test_only_a_nudge_names_partitions(trigger: object, partitions: list[int] | None) -> None:
-    assert nudged_partitions(trigger) == partitions
+    assert nudged_partitions(trigger, 16) == partitions
+
+
+def nudge(**data: object) -> dict[str, object]:
+    return {"type": NUDGE_TYPE, "data": data}
+
+
+@pytest.mark.parametrize(
+    ("data", "partitions", "refused", "reason"),
+    [
+        ({"partitions": [2**63, 3]}, [3], 1, "partitions[0] is not below RELAY_PARTITIONS (16)"),
+        ({"partitions": [16, 15, 15]}, [15], 1, "partitions[0] is not below RELAY_PARTITIONS"),
+        ({"partitions": [-1, 1.5, "7", None]}, [], 4, "partitions[0] is negative; partitions[1]"),
+        ({"partitions": "0,1"}, [], 1, "partitions is not a list"),
+        ({"partitions": []}, [], 1, "partitions is empty"),
+        ({"partitions": list(range(10_000))}, [], 10_000, "10000 entries, more than"),
+        ({"partitions": [1], "partitionCount": 32}, [], 1, "partitionCount (32) is not"),
+        ({"partitions": [1], "partitionCount": "x"}, [], 1, "partitionCount (unusable)"),
+        ({"partitions": [1, 0], "partitionCount": 16}, [0, 1], 0, None),
+    ],
+)
+def test_a_nudge_is_read_within_the_relays_partitions_and_the_rest_refused_with_a_reason(
+    data: dict[str, object], partitions: list[int], refused: int, reason: str | None
+) -> None:
+    read = read_nudge(nudge(**data), 16)
+    assert read is not None
+    assert (read.partitions, read.refused) == (partitions, refused)
+    assert (read.reason is None) if reason is None else reason in str(read.reason)
+
+
+def test_a_refusal_never_echoes_the_value_it_refused() -> None:
+    read = read_nudge(nudge(partitions=["secret-token", 99]), 16)
+    assert read is not None and "secret-token" not in str(read.reason)
+    assert "99" not in str(read.reason)
+
+
+def test_a_producer_of_another_count_is_logged_once_a_minute(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    foreign = read_nudge(nudge(partitions=[20], partitionCount=32), 16)
+    assert foreign is not None and foreign.foreign_count == 32
+    counts = ForeignCounts(every=60.0)
+    with caplog.at_level("WARNING", logger="firestore_outbox.nudge"):
+        logged = [counts.saw(foreign, 16) for _ in range(5)]
+    assert logged == [True, False, False, False, False]
+    assert counts.suppressed == 4
+    [line] = [r for r in caplog.records if "partitionCount 32" in r.getMessage()]
+    assert "RELAY_PARTITIONS=16" in line.getMessage()
+    other = read_nudge(nudge(partitions=[20]), 16)  # out of range, no count: not foreign
+    assert other is not None and not ForeignCounts().saw(other, 16)
+
+
+def test_a_nudge_carries_its_producers_partition_count() -> None:
+    event = json.loads(nudge_body(nudge_delivery([1], "//test", 0.0, count=32)))
+    assert event["data"] == {"partitions": [1], "partitionCount": 32}
+    read = read_nudge(event, 16)
+    assert read is not None and read.partitions == [] and read.foreign_count == 32
 
 
 def test_the_interval_after_a_nudge_stretches_with_the_commits_it_carried() -> None:

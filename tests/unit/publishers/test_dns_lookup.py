@@ -41,3 +41,28 @@ def test_a_lookup_answered_before_it_is_registered_returns_and_is_forgotten(
     assert not caller.is_alive(), "resolve() deadlocked on its own lock"
     assert answers and answers[0][0][4][1] == 80
     assert ("localhost", 80, socket.AF_INET) not in dns._lookups
+
+
+def test_hanging_lookups_hold_at_most_one_thread_per_name_and_never_more_than_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A fake of the resolver only: every lookup hangs until released.
+    released = threading.Event()
+    calls: list[str] = []
+
+    def hanging(host: str, *_: object) -> list[object]:
+        calls.append(host)
+        released.wait(5)
+        raise socket.gaierror(socket.EAI_AGAIN, "released")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    names = [f"n{n % (dns.WORKERS + 2)}.test" for n in range(24)]
+    try:
+        for name in names:
+            with pytest.raises(dns.ResolutionTimeout, match="deadline"):
+                dns.resolve(name, 80, socket.AF_INET, 0.01)
+        assert len(calls) == dns.WORKERS  # the rest share a lookup or wait in the queue
+        workers = [t for t in threading.enumerate() if t.name.startswith("outbox-dns")]
+        assert len(workers) <= dns.WORKERS
+    finally:
+        released.set()

@@ -130,3 +130,13 @@ def test_per_event_leases_refuse_an_explicit_aggregate_ordering_and_order_nothin
     assert not load_relay_config(
         {"DOWNSTREAM_SERVICE_URL": URL, "RELAY_ORDERING": "none"}
     ).partitions.ordered
+
+
+def test_a_budget_shorter_than_one_attempt_is_refused_naming_the_variables() -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, "RELAY_TIME_BUDGET_SECONDS": "9"})
+    message = str(refused.value)
+    assert "RELAY_TIME_BUDGET_SECONDS (9) must fit one attempt: at least 15.5 s" in message
+    assert "RELAY_HTTP_TIMEOUT_SECONDS 10 s" in message
+    shorter = {"RELAY_TIME_BUDGET_SECONDS": "9", "RELAY_HTTP_TIMEOUT_SECONDS": "4"}
+    assert load_relay_config({"DOWNSTREAM_SERVICE_URL": URL, **shorter}).attempt_seconds == 8.5

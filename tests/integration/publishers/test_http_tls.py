@@ -1,21 +1,22 @@
-"""`DirectPool` over TLS against a real local HTTPS server: a certificate its CA bundle
-vouches for is accepted and its connection kept alive; one for another name is refused
-(verification and the host name check are on, as urllib3's own pool has them)."""
+"""The transport's libcurl handles over TLS against a real local HTTPS server: a certificate
+their CA bundle vouches for is accepted and its connection kept alive; one for another name is
+refused (verification and the host name check are on)."""
 
 from __future__ import annotations
 
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pycurl
 import pytest
-from urllib3.exceptions import SSLError
 
-from firestore_outbox.publishers.http.connections import DirectPool
-from firestore_outbox.publishers.http.wire import attempt_deadline
+from firestore_outbox.publishers.base import Outcome
+from firestore_outbox.publishers.http.curl import CurlFailure, Handle
+from firestore_outbox.publishers.http.failures import describe
+from firestore_outbox.publishers.http.routes import Routes
 from tests.support.tls_certificates import self_signed_localhost
 from tests.support.wire_servers import answer, read_request
 
@@ -62,21 +63,25 @@ def tls_server(tmp_path: Path) -> Iterator[TlsServer]:
     server.close()
 
 
-def post(pool: DirectPool) -> int:
-    with attempt_deadline(time.monotonic() + 10):
-        return pool.post(b"{}", {"Content-Type": "application/json"}).status
+def post(handle: Handle, url: str) -> int:
+    route = Routes().route(url)
+    return handle.post(url, route, None, b"{}", ["Content-Type: application/json"], 10).status
 
 
 def test_a_trusted_certificate_is_accepted_and_its_connection_kept(tls_server: TlsServer) -> None:
     url = f"https://localhost:{tls_server.port}/events"
-    pool = DirectPool(url, connect_timeout=2, read_timeout=2, maxsize=2, ca_certs=tls_server.cert)
-    assert [post(pool) for _ in range(3)] == [200] * 3
+    handle = Handle(connect_timeout=2, read_timeout=2, ca_file=str(tls_server.cert))
+    assert [post(handle, url) for _ in range(3)] == [200] * 3
     assert tls_server.accepted == 1
-    pool.close()
+    handle.close()
 
 
 def test_a_certificate_for_another_name_is_refused(tls_server: TlsServer) -> None:
     url = f"https://127.0.0.1:{tls_server.port}/events"  # the certificate names localhost
-    pool = DirectPool(url, connect_timeout=2, read_timeout=2, maxsize=2, ca_certs=tls_server.cert)
-    with pytest.raises(SSLError, match=r"CERTIFICATE_VERIFY_FAILED|match"):
-        post(pool)
+    handle = Handle(connect_timeout=2, read_timeout=2, ca_file=str(tls_server.cert))
+    with pytest.raises(CurlFailure) as refused:
+        post(handle, url)
+    outcome, error = describe(refused.value.code, refused.value.message, sent=refused.value.sent)
+    assert outcome is Outcome.CHANNEL and "127.0.0.1" in error, error
+    assert refused.value.code == pycurl.E_PEER_FAILED_VERIFICATION
+    handle.close()

@@ -1,18 +1,14 @@
-"""`firestore_outbox.publishers.http.connections.DirectPool` against raw local servers: when a
-kept-alive connection
-is reused and when it must not be (the downstream closed it, asked to close it, answered
-without a length, answered a chunked body), and how many stay idle."""
+"""The transport's kept-alive connections against raw local servers: when one is reused and
+when it must not be (the downstream closed it, asked to close it, answered without a length,
+answered a chunked body), and how many stay idle."""
 
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 from firestore_outbox.publishers.base import Delivery, Outcome
-from firestore_outbox.publishers.http.connections import DirectPool
-from firestore_outbox.publishers.http.publisher import HttpPublisher
-from firestore_outbox.publishers.http.wire import attempt_deadline
+from firestore_outbox.publishers.http.publisher import HttpPublisher, HttpTransport
 from tests.support.wire_servers import Connection, RawServer, Request, answer, serve_forever
 
 DELIVERY = Delivery("e-1", "OrderCreated", "/shop", "o-1", "2026-11-21T08:00:00Z", b"{}", 1)
@@ -69,14 +65,14 @@ def test_at_most_maxsize_connections_stay_idle() -> None:
         connection.send(answer(200))
 
     with RawServer(serve_forever(hold_until_six)) as server:
-        pool = DirectPool(server.url, connect_timeout=1.0, read_timeout=5.0, maxsize=2)
+        transport = HttpTransport(connect_timeout=1.0, read_timeout=20.0, pool_size=2)
 
-        def post(_: int) -> int:
-            with attempt_deadline(time.monotonic() + 30):
-                return pool.post(b"{}", {"Content-Type": "application/json"}).status
+        def post(_: int) -> Outcome:
+            headers = {"Content-Type": "application/json"}
+            return transport.post(server.url, b"{}", headers).outcome
 
         with ThreadPoolExecutor(6) as threads:
-            assert list(threads.map(post, range(6))) == [200] * 6
+            assert list(threads.map(post, range(6))) == [Outcome.DELIVERED] * 6
         assert server.wait_for_open_connections(2) == 2  # four closed on their way back
-        pool.close()
+        transport.close()
         assert server.wait_for_open_connections(0) == 0
