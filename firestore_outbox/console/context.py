@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from firestore_outbox.console.chart import History
 from firestore_outbox.console.html import Html
+from firestore_outbox.health.reading import Watched
 from firestore_outbox.health.settings import Thresholds
 from firestore_outbox.ops.history import Recent
 from firestore_outbox.redrive.jobs import JobStore
@@ -62,6 +63,17 @@ class Context:
     @staticmethod
     def now() -> datetime.datetime:
         return datetime.datetime.now(datetime.timezone.utc)
+
+    @property
+    def watched(self) -> Watched:
+        """What the health panel reads: this console's outbox, partitions and heartbeat."""
+        return Watched(
+            self.collection,
+            self.health_collection,
+            self.partition_collection,
+            self.partitions,
+            self.lock_timeout_seconds,
+        )
 
     def job_store(self) -> JobStore:
         """The re-drive jobs of this console's outbox (the Re-drive page, the health panel)."""

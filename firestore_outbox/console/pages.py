@@ -11,8 +11,7 @@ from firestore_outbox.console.chart import Sample, backlog_chart, recent_chart
 from firestore_outbox.console.context import LIST_LIMIT, Context
 from firestore_outbox.console.health import health_panel, partitions_summary
 from firestore_outbox.fields import AGGREGATE_ID, HELD, PAYLOAD, STATUS, EventStatus
-from firestore_outbox.health.assess import assess
-from firestore_outbox.health.reading import read_health
+from firestore_outbox.health.assess import judge
 from firestore_outbox.numbers import human
 from firestore_outbox.ops import event_document, plan_requeue
 from firestore_outbox.ops.held import HeldAggregate, list_held
@@ -48,17 +47,7 @@ def live(ctx: Context, query: Query) -> Answer:
     (as the watchdog judges it), then the backlog, its history, the partitions, held
     aggregates."""
     h = ctx.html
-    reading = read_health(
-        ctx.db,
-        outbox=ctx.collection,
-        health_collection=ctx.health_collection,
-        partition_collection=ctx.partition_collection,
-        partitions=ctx.partitions,
-        lock_timeout_seconds=ctx.lock_timeout_seconds,
-        window_seconds=ctx.thresholds.window_seconds,
-        timeout=ctx.timeout,
-    )
-    health = assess(reading, ctx.thresholds)
+    reading, health = judge(ctx.db, ctx.watched, ctx.thresholds, timeout=ctx.timeout)
     now = reading.now
     overview = read_overview(
         ctx.db, ctx.collection, partitions=ctx.partitions, now=now, timeout=ctx.timeout

@@ -7,13 +7,17 @@ from __future__ import annotations
 import datetime
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from firestore_outbox.health.reading import HealthReading
+from firestore_outbox.health.reading import HealthReading, Watched, read_health
 from firestore_outbox.health.settings import Thresholds
 from firestore_outbox.numbers import human
 from firestore_outbox.relay.heartbeat import Beat
 
-__all__ = ["Health", "Problem", "ProblemCode", "assess", "unreachable"]
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+__all__ = ["Health", "Problem", "ProblemCode", "assess", "judge", "unreachable"]
 
 
 class ProblemCode(str, enum.Enum):
@@ -117,6 +121,15 @@ def assess(reading: HealthReading, thresholds: Thresholds) -> Health:
             )
         )
     return Health(tuple(found), last, age)
+
+
+def judge(
+    db: Client, watched: Watched, thresholds: Thresholds, *, timeout: float
+) -> tuple[HealthReading, Health]:
+    """Read (`read_health`, within the thresholds' window) and judge: what the watchdog alerts
+    on and the console shows."""
+    reading = read_health(db, watched, window_seconds=thresholds.window_seconds, timeout=timeout)
+    return reading, assess(reading, thresholds)
 
 
 def unreachable(host: str, error: str) -> Health:

@@ -27,7 +27,7 @@ from firestore_outbox.relay.store import LeaseStore
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-__all__ = ["HealthReading", "Stuck", "read_health"]
+__all__ = ["HealthReading", "Stuck", "Watched", "read_health"]
 
 PENDING, PROCESSING = EventStatus.PENDING, EventStatus.PROCESSING
 FAILED = EventStatus.FAILED.value
@@ -57,19 +57,26 @@ class HealthReading:
     partitions: list[PartitionLease] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Watched:
+    """What a reading looks at: the outbox, the heartbeat's collection, the relay's partition
+    leases (their collection and count) and its lease timeout."""
+
+    outbox: str
+    health_collection: str
+    partition_collection: str
+    partitions: int
+    lock_timeout_seconds: float
+
+
 def read_health(
-    db: Client,
-    *,
-    outbox: str,
-    health_collection: str,
-    partition_collection: str,
-    partitions: int,
-    lock_timeout_seconds: float,
-    window_seconds: float,
-    timeout: float,
+    db: Client, watched: Watched, *, window_seconds: float, timeout: float
 ) -> HealthReading:
     """One reading; every read ends within `timeout` seconds of the first, or it raises
     (`TimeoutError`, or the client's `GoogleAPIError`)."""
+    outbox, health_collection = watched.outbox, watched.health_collection
+    partition_collection, partitions = watched.partition_collection, watched.partitions
+    lock_timeout_seconds = watched.lock_timeout_seconds
     deadline = time.monotonic() + timeout
     shards = db.collection(health_collection)
     snapshots = list(

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.firestore.deadline import error_class, firestore_host
-from firestore_outbox.health.assess import Health, ProblemCode, assess, unreachable
+from firestore_outbox.health.assess import Health, ProblemCode, judge, unreachable
 from firestore_outbox.health.incidents import Notices, Send, track
-from firestore_outbox.health.reading import read_health
+from firestore_outbox.health.reading import Watched
 from firestore_outbox.health.settings import WatchdogSettings
 from firestore_outbox.health.webhooks import post_alert
 from firestore_outbox.observability.logs import log_event
@@ -88,25 +88,20 @@ class Watchdog:
         send: Send | None = None,
     ) -> None:
         self._db, self._settings, self._watchdog = db, settings, watchdog
-        self._partitions, self._partition_collection = partitions, partition_collection
-        self._lock_timeout = lock_timeout_seconds
+        self._watched = Watched(
+            settings.outbox_collection,
+            watchdog.collection,
+            partition_collection,
+            partitions,
+            lock_timeout_seconds,
+        )
         self._send = send or self._webhook
         self._firestore_down = False  # alerted on by this watchdog, not recovered yet
 
     def check(self) -> WatchReport:
         w = self._watchdog
         try:
-            reading = read_health(
-                self._db,
-                outbox=self._settings.outbox_collection,
-                health_collection=w.collection,
-                partition_collection=self._partition_collection,
-                partitions=self._partitions,
-                lock_timeout_seconds=self._lock_timeout,
-                window_seconds=w.thresholds.window_seconds,
-                timeout=w.timeout_seconds,
-            )
-            health = assess(reading, w.thresholds)
+            _, health = judge(self._db, self._watched, w.thresholds, timeout=w.timeout_seconds)
             notices = track(self._db, w.collection, health, self._send, timeout=w.timeout_seconds)
         except (google_exceptions.GoogleAPIError, TimeoutError) as exc:
             return self._unreachable(exc)

@@ -28,7 +28,7 @@ from google.cloud.firestore_v1.query import Query
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.raw import QueryResult
 from firestore_outbox.firestore.settings import Settings
-from firestore_outbox.health.reading import read_health
+from firestore_outbox.health.reading import Watched, read_health
 from firestore_outbox.ops import find_anomalies, plan_requeue, read_status, requeue
 from firestore_outbox.ops.held import list_held, release_held
 from firestore_outbox.ops.history import read_recent
@@ -145,16 +145,8 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
 
 
 def watchdog_reading(db: Any) -> None:
-    read_health(
-        db,
-        outbox="outbox",
-        health_collection="outbox_health",
-        partition_collection="outbox_partitions",
-        partitions=16,
-        lock_timeout_seconds=300,
-        window_seconds=900,
-        timeout=5,
-    )
+    watched = Watched("outbox", "outbox_health", "outbox_partitions", 16, 300)
+    read_health(db, watched, window_seconds=900, timeout=5)
 
 
 def filters_of(query: Any) -> list[Any]:
