@@ -170,8 +170,11 @@ class Relay:
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
         if partitions is not None:
             partitions = checked_partitions(partitions, self.config.partitions.count)
+        # Whatever the run does past its budget (settles, releases, counts) ends within
+        # budget + Firestore timeout, the envelope the function's timeout is sized for.
+        envelope = deadline + self.config.firestore_timeout_seconds
         if budget < self.config.attempt_seconds:  # no attempt could end in time: try none
-            return finish_summary(
+            summary = finish_summary(
                 Counter(),
                 instance,
                 started,
@@ -179,9 +182,8 @@ class Relay:
                 error=stalled(budget, self.config.attempt_seconds, budget_source or "time_budget"),
                 status=RunStatus.ERROR,
             )
-        # Whatever the run does past its budget (settles, releases, counts) ends within
-        # budget + Firestore timeout, the envelope the function's timeout is sized for.
-        envelope = deadline + self.config.firestore_timeout_seconds
+            self.heartbeat.beat(summary.to_json(), until=envelope)  # the watchdog hears of it
+            return summary
         with self._store.bounded(envelope):
             summary = self._run(
                 started,

@@ -83,3 +83,13 @@ def test_a_beat_that_lost_the_race_is_written_again_on_the_winners(
     assert mine.beat({"status": "ok", "stoppedBy": "budget", "instanceId": "mine-2"})
     [record] = shards(db).values()
     assert (record["instanceId"], record["stoppedBy"]) == ("mine-2", "budget")
+
+
+def test_a_run_whose_budget_fits_no_attempt_still_beats(
+    db: firestore.Client, settings: Settings, receiver: Receiver
+) -> None:
+    summary = make_relay(db, settings, receiver.url).run(time_budget=0.1)
+    assert summary["stoppedBy"] == "budgetTooShort", summary
+    [record] = shards(db).values()  # the watchdog hears of it: relay_error, with its error
+    assert (record["status"], record["stoppedBy"]) == ("error", "budgetTooShort")
+    assert record["error"] == summary["error"]
