@@ -21,7 +21,8 @@ def register(commands: Any) -> None:
         help="serve a web console: the backlog live, FAILED events, held aggregates; "
         "requeue and release from the page",
         description="Serve the outbox console under waitress: an overview refreshed live "
-        "(events per status, the oldest due event, partitions, held aggregates, a chart), "
+        "(the relay's health first, as `outbox watchdog` judges it; events per status, the "
+        "oldest due event, throughput and backlog, partitions, held aggregates), "
         "the FAILED events by type and aggregate, one event in full, and requeue and release "
         "with a dry run first. Binds 127.0.0.1; any other address needs OUTBOX_CONSOLE_TOKEN. "
         "Ctrl-C stops it.",
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         partition_collection=args.config.partitions().collection,
         partitions=args.config.partitions().count,
         refresh_seconds=args.refresh,
+        health_collection=args.config.watchdog().collection,
+        thresholds=args.config.watchdog().thresholds,
     )
     server = create_server(
         app, args.host, args.port, 4, max_body_bytes=MAX_FORM_BYTES, command="console"

@@ -1,4 +1,5 @@
-"""`outbox status`: counts per status, the lag, and failures grouped by `lastError`."""
+"""`outbox status`: counts per status, the lag, and failures grouped by `lastError`; and
+`outbox watchdog`: one check of the relay's health from outside it, alerting as configured."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from firestore_outbox.cli.output import (
     utcnow,
 )
 from firestore_outbox.cli.replay.listing import JOB_COLUMNS, job_rows, jobs_json
+from firestore_outbox.config.watchdog import make_watchdog
 from firestore_outbox.fields import EventStatus
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import read_status
@@ -32,6 +34,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     add_lock_timeout(parser)
     parser.set_defaults(run=run)
+    register_watchdog(commands)
 
 
 # Re-drive jobs `outbox status` lists: the newest few (a running one is among them).
@@ -84,3 +87,30 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("\nre-drive jobs (newest first; outbox replay --list):")
         print_table(JOB_COLUMNS, job_rows(jobs))
     return 0
+
+
+def register_watchdog(commands: Any) -> None:
+    parser = commands.add_parser(
+        "watchdog",
+        help="check the relay's heartbeat and the backlog once; alert on what is wrong",
+        description="Reads the relay's heartbeat and the backlog (about 28 document reads), "
+        "judges them by the WATCHDOG_* thresholds and opens or closes incidents: an ERROR "
+        "log line, a metric and a webhook message (WATCHDOG_WEBHOOK_URL) once per incident, "
+        "and one when it recovers. Exit status 0: healthy; 3: a problem was found.",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(run=run_watchdog)
+
+
+def run_watchdog(args: argparse.Namespace, settings: Settings) -> int:
+    report = make_watchdog(args.config).check()
+    if args.json:
+        print_json(report.to_json())
+    else:
+        for problem in report.health.problems:
+            print(f"{problem.code.value}: {problem.message}")
+        if report.health.ok:
+            print("healthy")
+        if report.notices.send_error:
+            print(f"webhook: {report.notices.send_error}")
+    return 0 if report.health.ok else 3

@@ -50,6 +50,7 @@ from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS, otlp_si
 
 if TYPE_CHECKING:
     from firestore_outbox.consumer.receiver_settings import ReceiverConfig
+    from firestore_outbox.health.settings import WatchdogSettings
     from firestore_outbox.idempotency.config import IdempotencyConfig
     from firestore_outbox.nudge.settings import NudgeSettings
     from firestore_outbox.relay.config import RelayConfig
@@ -73,6 +74,7 @@ class Configuration:
         "OTEL_EXPORTER_OTLP_HEADERS",
         *OTLP_ENDPOINTS,
         "RELAY_AMQP_URL",
+        "WATCHDOG_WEBHOOK_URL",  # a robot's access token is in its query or path
     )
 
     @classmethod
@@ -129,6 +131,12 @@ class Configuration:
         if nudge.mode is NudgeMode.PROCESS:
             return NudgeSettings(mode=nudge.mode, url=nudge.url, relay=self.relay())
         return NudgeSettings(mode=nudge.mode, url=nudge.url, partition_count=count)
+
+    def watchdog(self) -> WatchdogSettings:
+        """The watchdog's `WatchdogSettings` (`WATCHDOG_*`, `OUTBOX_HEALTH_COLLECTION`)."""
+        from firestore_outbox.health.settings import WatchdogSettings
+
+        return WatchdogSettings.from_environment(self.get)
 
     def idempotency(self) -> IdempotencyConfig:
         """The front door's `IdempotencyConfig` (`IDEMPOTENCY_*`)."""

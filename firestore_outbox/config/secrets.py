@@ -23,6 +23,7 @@ SECRET_VARIABLES = (
     "ALIBABA_CLOUD_SECURITY_TOKEN",
     "RELAY_ROCKETMQ_SECRET_KEY",
     "OUTBOX_CONSOLE_TOKEN",
+    "WATCHDOG_WEBHOOK_SECRET",
 )
 # Comma-separated lists of secrets (several during a rotation): each one is masked.
 SECRET_LIST_VARIABLES = (
@@ -50,7 +51,12 @@ def configured_secrets(environ: Mapping[str, str]) -> list[str]:
         except OSError:
             key_text = None
     secrets += _key_secrets(key_text)
-    urls = ("DOWNSTREAM_SERVICE_URL", "RELAY_AMQP_URL", *OTLP_ENDPOINTS)  # ARMS: token in path
+    urls = (
+        "DOWNSTREAM_SERVICE_URL",
+        "RELAY_AMQP_URL",
+        "WATCHDOG_WEBHOOK_URL",
+        *OTLP_ENDPOINTS,
+    )  # ARMS: token in path
     for url in map(get, urls):
         if url:
             secrets += url_secrets(url)

@@ -455,6 +455,47 @@ VARIABLES: tuple[Variable, ...] = (
         ),
     ),
     Variable(
+        "`OUTBOX_HEALTH_COLLECTION`",
+        "`outbox_health`",
+        (
+            "where the relay's heartbeat (documents `relay-0` .. `relay-7`) and the watchdog's "
+            "incidents (`watchdog`) live (see [Watchdog and health](../watchdog.md))"
+        ),
+    ),
+    Variable(
+        "`RELAY_HEARTBEAT_SECONDS`",
+        "`15`",
+        "a relay writes its heartbeat at most this often, unless what it reports changed",
+    ),
+    Variable(
+        "`WATCHDOG_STALE_SECONDS`, `WATCHDOG_PENDING_AGE_SECONDS`, `WATCHDOG_STUCK_SECONDS`",
+        "`300`, `600`, `60`",
+        (
+            "the watchdog's and the console's thresholds: no heartbeat for this long (the relay "
+            "stopped); the oldest due event has waited this long; a lease held this long past "
+            "its expiry"
+        ),
+    ),
+    Variable(
+        "`WATCHDOG_FAILED_GROWTH`, `WATCHDOG_WINDOW_SECONDS`",
+        "`1`, `900`",
+        "this many events became FAILED within the window: an incident",
+    ),
+    Variable(
+        "`WATCHDOG_WEBHOOK_URL`, `WATCHDOG_WEBHOOK_FORMAT`, `WATCHDOG_WEBHOOK_SECRET`",
+        "unset, `json`, unset",
+        (
+            "where the watchdog posts alerts and recoveries: `json`, `dingtalk` or `lark` "
+            "(a custom robot's message); the secret signs them (Standard Webhooks for `json`, "
+            "each robot's signing otherwise). The URL and the secret are secrets"
+        ),
+    ),
+    Variable(
+        "`WATCHDOG_TIMEOUT_SECONDS`",
+        "`5`",
+        "the bound of each of a watchdog check's Firestore reads and writes and of its webhook",
+    ),
+    Variable(
         "`LOG_LEVEL`",
         "`INFO`",
         "`DEBUG` … `CRITICAL`",

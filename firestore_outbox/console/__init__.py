@@ -16,6 +16,7 @@ from firestore_outbox.console.access import Guard
 from firestore_outbox.console.app import ConsoleApp
 from firestore_outbox.console.context import Context
 from firestore_outbox.console.html import Html
+from firestore_outbox.health.settings import Thresholds
 from firestore_outbox.partitions import DEFAULT_PARTITIONS
 
 if TYPE_CHECKING:
@@ -36,10 +37,14 @@ def make_console(
     partition_collection: str = "outbox_partitions",
     partitions: int = DEFAULT_PARTITIONS,
     refresh_seconds: float = 5.0,
+    health_collection: str = "outbox_health",
+    thresholds: Thresholds | None = None,
 ) -> ConsoleApp:
     """The console over `db` (give it a client whose calls are bounded: `ops_client`).
     `token`: required of every request when set; `secrets`: masked wherever shown (the
-    token is added); `partitions` and `partition_collection`: the relay's."""
+    token is added); `partitions` and `partition_collection`: the relay's;
+    `health_collection` and `thresholds`: the heartbeat's and the watchdog's (the health panel
+    judges as the watchdog does)."""
     guard = Guard(token)
     masked = tuple(secrets) + ((token,) if token else ())
     ctx = Context(
@@ -51,5 +56,7 @@ def make_console(
         settings.firestore_timeout_seconds,
         Html(masked, guard.csrf),
         refresh_seconds,
+        health_collection=health_collection,
+        thresholds=thresholds or Thresholds(),
     )
     return ConsoleApp(ctx, guard, settings)

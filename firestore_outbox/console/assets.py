@@ -26,6 +26,9 @@ button { cursor: pointer; }
 .chart { display: block; background: #fff; border: 1px solid #ddd; margin: 8px 0; }
 .axis { font-size: 11px; fill: #555; }
 .filters input { margin-right: 8px; }
+#health { padding: 4px 12px; max-width: 960px; border: 1px solid #ddd; background: #fff; }
+#health.alert { border-color: #c0392b; background: #fdecea; }
+#health.ok { border-color: #1e8449; background: #eafaf1; }
 """
 
 # The overview's live region refreshes itself from its `data-src` every `data-every`

@@ -12,11 +12,15 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
+from firestore_outbox.ops.history import Point
+
 # Samples kept: at a refresh every 5 s, an hour.
 HISTORY = 720
 WIDTH, HEIGHT, PAD = 640, 160, 36
 SERIES = (("PENDING", "#1f6fb2"), ("PROCESSING", "#8a5cc2"), ("FAILED", "#c0392b"))
 AGE_COLOUR = "#d68910"
+DELIVERED_COLOUR = "#1e8449"
+LEGEND_CHAR_PX = 6  # about the width of a character of the axis font (11 px)
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,27 @@ def backlog_chart(samples: list[Sample]) -> str:
     )
 
 
-def _svg(title: str, times: list[float], lines: list[tuple[str, str, list[float]]]) -> str:
+def recent_chart(points: list[Point], truncated: bool) -> str:
+    """Throughput and backlog over the last half hour, minute by minute, from what Firestore
+    holds (`firestore_outbox.ops.history`): data from the first load on."""
+    if len(points) < 2:
+        return "<p class=note>No history yet.</p>"
+    times = [p.at.timestamp() for p in points]
+    lines = [
+        ("delivered per minute", DELIVERED_COLOUR, [float(p.delivered) for p in points]),
+        ("backlog", SERIES[0][1], [float(p.backlog) for p in points]),
+    ]
+    cut = "<p class=note>Busier than the reads allow: the first events only.</p>"
+    return _svg("the last 30 minutes", times, lines, chart_id="recent") + (cut if truncated else "")
+
+
+def _svg(
+    title: str,
+    times: list[float],
+    lines: list[tuple[str, str, list[float]]],
+    *,
+    chart_id: str = "",
+) -> str:
     top = max([1.0, *(v for _, _, values in lines for v in values)])
     start, span = times[0], max(times[-1] - times[0], 1e-9)
 
@@ -66,7 +90,8 @@ def _svg(title: str, times: list[float], lines: list[tuple[str, str, list[float]
         return f"{x:.1f},{y:.1f}"
 
     parts = [
-        f'<svg class=chart role=img viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
+        f"<svg class=chart{f' id={chart_id}' if chart_id else ''} role=img "
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
         f'height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg">'
         f"<title>{html.escape(title)}</title>",
         f'<text x="{PAD}" y="16" class=axis>{html.escape(title)} (max {top:g})</text>',
@@ -74,16 +99,18 @@ def _svg(title: str, times: list[float], lines: list[tuple[str, str, list[float]
         'stroke="#999"/>',
         f'<text x="{PAD}" y="{HEIGHT - 12}" class=axis>{span:.0f} s</text>',
     ]
-    for n, (name, colour, values) in enumerate(lines):
+    right = WIDTH - PAD
+    for name, colour, values in reversed(lines):  # legends right-aligned, last series last
         path = " ".join(point(t, v) for t, v in zip(times, values, strict=True))
         parts.append(
             f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}" '
             f'data-series="{html.escape(name)}"/>'
         )
-        x = WIDTH - PAD - 120 * (len(lines) - n)
+        legend = f"{name} {values[-1]:g}"
         parts.append(
-            f'<text x="{x}" y="16" fill="{colour}" class=axis>{html.escape(name)} '
-            f"{values[-1]:g}</text>"
+            f'<text x="{right}" y="16" fill="{colour}" text-anchor="end" class=axis>'
+            f"{html.escape(legend)}</text>"
         )
+        right -= LEGEND_CHAR_PX * len(legend) + 16
     parts.append("</svg>")
     return "".join(parts)

@@ -10,10 +10,9 @@ import logging
 from firestore_outbox.console.context import Context
 from firestore_outbox.console.pages import Answer, Query, one
 from firestore_outbox.redrive.job import FINAL, MOVES
-from firestore_outbox.redrive.jobs import JobStore
 from firestore_outbox.redrive.preview import preview
 from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection, parse_moment
-from firestore_outbox.redrive.service import jobs_collection, start_job
+from firestore_outbox.redrive.service import start_job
 from firestore_outbox.redrive.targets import describe, target_for
 
 logger = logging.getLogger(__name__)
@@ -21,15 +20,6 @@ logger = logging.getLogger(__name__)
 FIELDS = ("since", "until", "type", "aggregateType", "aggregateId", "status", "target", "rate")
 DEFAULT_RATE = "10"
 LISTED = 20
-
-
-def _jobs(ctx: Context) -> JobStore:
-    return JobStore(
-        ctx.db,
-        jobs_collection(ctx.collection),
-        lease_seconds=ctx.lock_timeout_seconds,
-        timeout=ctx.timeout,
-    )
 
 
 def _selection(ctx: Context, query: Query) -> Selection:
@@ -48,7 +38,7 @@ def _selection(ctx: Context, query: Query) -> Selection:
 def jobs(ctx: Context, query: Query) -> Answer:
     h = ctx.html
     rows = []
-    for job in _jobs(ctx).recent(LISTED):
+    for job in ctx.job_store().recent(LISTED):
         buttons = "".join(
             h.form("/jobs/move", command, [("job", job.job_id), ("command", command)])
             for command, (_, sources) in MOVES.items()
@@ -122,7 +112,7 @@ def confirm_job(ctx: Context, query: Query) -> Answer:
 def start(ctx: Context, query: Query) -> Answer:
     h = ctx.html
     job = start_job(
-        _jobs(ctx),
+        ctx.job_store(),
         ctx.db.collection(ctx.collection),
         _selection(ctx, query),
         partitions=ctx.partitions,
@@ -145,7 +135,7 @@ def move(ctx: Context, query: Query) -> Answer:
     command = one(query, "command") or ""
     if command not in MOVES:
         return 400, h.page("Bad request", "<p>command must be pause, resume or cancel.</p>")
-    job = _jobs(ctx).move(one(query, "job") or "", command)
+    job = ctx.job_store().move(one(query, "job") or "", command)
     logger.info("console: re-drive job %s: %s", job.job_id, command)
     final = " (final)" if job.state in FINAL else ""
     body = (

@@ -7,16 +7,22 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from firestore_outbox.console.chart import Sample, backlog_chart
+from firestore_outbox.console.chart import Sample, backlog_chart, recent_chart
 from firestore_outbox.console.context import LIST_LIMIT, Context
+from firestore_outbox.console.health import health_panel, partitions_summary
 from firestore_outbox.fields import AGGREGATE_ID, HELD, PAYLOAD, STATUS, EventStatus
+from firestore_outbox.health.assess import judge
 from firestore_outbox.numbers import human
 from firestore_outbox.ops import event_document, plan_requeue
 from firestore_outbox.ops.held import HeldAggregate, list_held
+from firestore_outbox.ops.history import read_recent, recent_points
 from firestore_outbox.ops.overview import read_overview
 from firestore_outbox.ops.requeue import listed
+from firestore_outbox.redrive.job import FINAL
 
 Query = Mapping[str, list[str]]
+# Re-drive jobs the overview reads, newest first, to show those under way.
+JOBS_READ = 10
 Answer = tuple[int, str]
 
 
@@ -37,48 +43,53 @@ def overview(ctx: Context, query: Query) -> Answer:
 
 
 def live(ctx: Context, query: Query) -> Answer:
-    """The overview's live region: read again on every refresh."""
+    """The overview's live region, read again on every refresh: the relay's health first
+    (as the watchdog judges it), then the backlog, its history, the partitions, held
+    aggregates."""
     h = ctx.html
-    reading = read_overview(
-        ctx.db,
-        ctx.collection,
-        ctx.partition_collection,
-        partitions=ctx.partitions,
-        now=ctx.now(),
-        lock_timeout_seconds=ctx.lock_timeout_seconds,
-        timeout=ctx.timeout,
+    reading, health = judge(ctx.db, ctx.watched, ctx.thresholds, timeout=ctx.timeout)
+    now = reading.now
+    overview = read_overview(
+        ctx.db, ctx.collection, partitions=ctx.partitions, now=now, timeout=ctx.timeout
     )
-    ctx.history.add(Sample(time.time(), reading.counts, reading.oldest_due_seconds))
+    pending = overview.counts.get(EventStatus.PENDING.value, 0)
+    recent = ctx.recent.get(
+        lambda: read_recent(
+            ctx.db, ctx.collection, partitions=ctx.partitions, now=now, timeout=ctx.timeout
+        )
+    )
+    # The newest jobs (one small query): those not done or cancelled are under way.
+    under_way = [job for job in ctx.job_store().recent(JOBS_READ) if job.state not in FINAL]
+    ctx.history.add(Sample(time.time(), overview.counts, reading.oldest_due_seconds))
     try:
         since = float(one(query, "since") or 0)
     except ValueError:
         since = 0.0
     counts = [
         (h.link("/failed", s) if s == EventStatus.FAILED.value else h.text(s), h.text(n))
-        for s, n in reading.counts.items()
+        for s, n in overview.counts.items()
     ]
     oldest = "none is due"
     if reading.oldest_due_seconds is not None:
         event = h.link("/event", reading.oldest_due_event, id=reading.oldest_due_event or "")
         oldest = f"{h.text(human(reading.oldest_due_seconds))} ({event})"
-    window = human(reading.window_seconds)
-    partitions = [
-        (h.text(p.partition), h.text(p.holder or "free"), h.text(p.expires), h.text(p.drained))
-        for p in reading.partitions
-    ]
     parts = [
+        "<h2>Relay health</h2>",
+        health_panel(h, health, reading, under_way),
+        "<h2>Backlog</h2>",
         h.table(("status", "events"), counts, id="counts"),
         f"<p>Oldest due event waiting: <strong id=oldest>{oldest}</strong></p>",
-        f"<p id=recent>In the last {h.text(window)}: <strong>{reading.delivered}</strong> "
-        f"delivered, <strong>{reading.failed}</strong> failed.</p>",
-        "<h2>Backlog over time</h2>",
+        f"<p id=recent>In the last {h.text(human(overview.window_seconds))}: "
+        f"<strong>{overview.delivered}</strong> delivered; in the last "
+        f"{h.text(human(reading.window_seconds))}: <strong>{reading.failed_lately}</strong> "
+        "failed.</p>",
+        "<h2>Throughput and backlog</h2>",
+        recent_chart(recent_points(recent, pending), recent.truncated),
         backlog_chart(ctx.history.since(since)),
         "<h2>Partitions</h2>",
-        h.table(("partition", "holder", "lease expires", "drained at"), partitions)
-        if partitions
-        else "<p class=note>No partition lease yet (no relay with partition leases ran).</p>",
+        partitions_summary(h, reading, overview.held, ctx.partitions),
         "<h2>Held aggregates</h2>",
-        _held_table(ctx, reading.held),
+        _held_table(ctx, overview.held),
     ]
     return 200, "".join(parts)
 

@@ -10,7 +10,8 @@ invocation's) and returns the run's summary; `initialize(context)` warms the cli
 first event. Both read the configuration when they run, never at import. `RelayFunction` makes
 another such pair (its own cached relay); `HttpFunction(make_app)` serves a WSGI app of yours
 (built on first request by `make_app(db, settings, idempotency_config)`) behind an HTTP
-trigger. Names load on first use.
+trigger. `watchdog_handler(event, context)` is the watchdog's timer handler, a function of its
+own beside the relay's (`firestore_outbox.health`). Names load on first use.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from firestore_outbox._lazy import lazy_exports
 if TYPE_CHECKING:
     from firestore_outbox.function_compute.http_trigger import HttpFunction
     from firestore_outbox.function_compute.relay import RelayFunction, handler, initialize
+    from firestore_outbox.function_compute.watchdog import watchdog_handler
 
-__all__ = ["HttpFunction", "RelayFunction", "handler", "initialize"]
+__all__ = ["HttpFunction", "RelayFunction", "handler", "initialize", "watchdog_handler"]
 
 __getattr__ = lazy_exports(__name__)

@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -54,6 +55,7 @@ class RelayFunction:
         # What the backlog gauges read: the current configuration's outbox.
         self._backlog: list[Callable[[], tuple[dict[str, int], float | None]]] = []
         self._foreign = ForeignCounts()  # producers of another RELAY_PARTITIONS, logged
+        self._nudges_seen: Counter[str] = Counter()  # the hand-off nudger's, at the last beat
 
     @property
     def relay(self) -> Relay | None:
@@ -159,6 +161,12 @@ class RelayFunction:
         if summary.get("handedOff") and hand_off is not None:
             # sent before the handler returns: Function Compute may freeze the instance then
             hand_off.wait_idle(HAND_OFF_WAIT_SECONDS)
+        if hand_off is not None:  # the next heartbeat says how the hand-offs went
+            counts, seen = hand_off.counts, self._nudges_seen
+            relay.heartbeat.count_nudges(
+                counts["sent"] - seen["sent"], counts["failed"] - seen["failed"]
+            )
+            self._nudges_seen = counts
         return summary
 
     def _relay(self, configuration: Configuration) -> Relay:

@@ -238,3 +238,17 @@ class BacklogGauges:
         if reading is None:
             return []
         return [Observation(reading[1] or 0.0)]
+
+
+# One series per problem: a check that found it adds 1, with `opened` "true" on the check that
+# opened its incident (an alert rule on the metric counts those).
+_watchdog_problems = _meter.create_counter(
+    "outbox.watchdog.problems", unit="{check}", description="Watchdog checks, by problem found"
+)
+
+
+def record_check(problems: Iterable[str], opened: Iterable[str]) -> None:
+    """One watchdog check: each problem it found, and whether it opened its incident."""
+    new = set(opened)
+    for code in problems:
+        _watchdog_problems.add(1, {"problem": code, "opened": str(code in new).lower()})

@@ -39,6 +39,7 @@ class Breaker:
         self._in_a_row = 0
         self._opened_at = -float("inf")
         self.error_class: str | None = None  # of the result that last opened it
+        self.error: str | None = None  # and its error, as the publisher said it
 
     @property
     def open(self) -> bool:
@@ -56,7 +57,7 @@ class Breaker:
             self._in_a_row += 1
             if self.open or self._in_a_row < self._threshold:
                 return
-            self.error_class = error_class(result)
+            self.error_class, self.error = error_class(result), result.error
             self._opened_at = time.monotonic()
         log_event(
             logger,

@@ -67,6 +67,10 @@ class RelayConfig:
     retention_seconds: float = DEFAULT_RETENTION_SECONDS
     # CHANNEL results in a row (the channel, not the event, is broken) that stop a run.
     breaker_threshold: int = 3
+    # The heartbeat (`firestore_outbox.relay.heartbeat`): at most one write per this long per
+    # relay, unless what it reports changed; and the collection it goes to.
+    heartbeat_seconds: float = 15.0
+    health_collection: str = "outbox_health"
     event_source: str | None = None
     # Nudges on: a partition released drained is read once more (`relay.partitioned.drain`).
     recheck_released: bool = False
@@ -146,6 +150,7 @@ class RelayConfig:
             ramp=RampSettings.from_environment(get),
             publisher=entry.settings.from_environment(get),
             event_source=get("RELAY_EVENT_SOURCE"),
+            health_collection=get("OUTBOX_HEALTH_COLLECTION") or "outbox_health",
             recheck_released=(get("OUTBOX_NUDGE") or "off").lower() != "off",
             signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
             known_secrets=tuple(known_secrets),
@@ -197,6 +202,7 @@ NUMBERS: NumberTable = {
     "firestore_timeout_seconds": ("RELAY_FIRESTORE_TIMEOUT_SECONDS", parse_seconds),
     "retention_seconds": ("OUTBOX_RETENTION_SECONDS", parse_seconds),
     "breaker_threshold": ("RELAY_BREAKER_THRESHOLD", parse_whole),
+    "heartbeat_seconds": ("RELAY_HEARTBEAT_SECONDS", parse_seconds),
 }
 
 

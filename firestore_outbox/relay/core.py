@@ -28,6 +28,7 @@ from firestore_outbox.publishers.base import Publisher
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.relay.attempts import Attempts
 from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.relay.heartbeat import Heartbeat
 from firestore_outbox.relay.held_event import OnSettled
 from firestore_outbox.relay.partitioned.claims import PartitionLeases
 from firestore_outbox.relay.partitioned.drain import PartitionDrain
@@ -96,6 +97,13 @@ class Relay:
         # One for every run: the next run claims by what the last one wrote, unread.
         self._leases: PartitionLeases | None = None
         self._mode = ModeRecords(db, self._store, config.partitions.collection)
+        # What the watchdog and the console read (`firestore_outbox.relay.heartbeat`).
+        self.heartbeat = Heartbeat(
+            db,
+            config.health_collection,
+            every_seconds=config.heartbeat_seconds,
+            timeout=config.firestore_timeout_seconds,
+        )
 
     def _fan_out(self) -> FanOut | None:
         if not self.config.fan_out.max:
@@ -162,8 +170,11 @@ class Relay:
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
         if partitions is not None:
             partitions = checked_partitions(partitions, self.config.partitions.count)
+        # Whatever the run does past its budget (settles, releases, counts) ends within
+        # budget + Firestore timeout, the envelope the function's timeout is sized for.
+        envelope = deadline + self.config.firestore_timeout_seconds
         if budget < self.config.attempt_seconds:  # no attempt could end in time: try none
-            return finish_summary(
+            summary = finish_summary(
                 Counter(),
                 instance,
                 started,
@@ -171,10 +182,10 @@ class Relay:
                 error=stalled(budget, self.config.attempt_seconds, budget_source or "time_budget"),
                 status=RunStatus.ERROR,
             )
-        # Whatever the run does past its budget (settles, releases, counts) ends within
-        # budget + Firestore timeout, the envelope the function's timeout is sized for.
-        with self._store.bounded(deadline + self.config.firestore_timeout_seconds):
-            return self._run(
+            self.heartbeat.beat(summary.to_json(), until=envelope)  # the watchdog hears of it
+            return summary
+        with self._store.bounded(envelope):
+            summary = self._run(
                 started,
                 budget,
                 instance,
@@ -183,6 +194,9 @@ class Relay:
                 partitions=partitions,
                 hand_off=hand_off,
             )
+        # Never raises; at most every few seconds; within the envelope, after the run.
+        self.heartbeat.beat(summary.to_json(), until=envelope)
+        return summary
 
     def _run(
         self,
@@ -200,6 +214,7 @@ class Relay:
         stopped_by = StopReason.DRAINED
         error: str | None = None
         channel: str | None = None
+        channel_error: str | None = None
         mode = self.config.partitions.leases
         taken: list[ModeTaken] = []
 
@@ -228,6 +243,7 @@ class Relay:
                 stopped_by=StopReason.MODE if waited else stopped_by,
                 error=error,
                 channel=channel,
+                channel_error=channel_error,
                 waiting_for=waited.waiting_for if waited else None,
                 mode_until=waited.until if waited else None,
             )
@@ -260,6 +276,7 @@ class Relay:
                 self._ramp = None  # idle: the next backlog ramps up from the start again
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 stopped_by, channel = StopReason.CHANNEL, pipeline.breaker.error_class
+                channel_error = pipeline.breaker.error
         except google_exceptions.GoogleAPIError as exc:
             error = firestore_error(exc, instance)
         if taken and taken[-1].waiting_for is None:

@@ -116,6 +116,7 @@ class RunSummary(Mapping[str, Any]):
     duration_ms: int
     error: str | None = None  # what ended the run, when `status` is `error`
     channel: str | None = None  # the broken channel's error class, when stopped by it
+    channel_error: str | None = None  # and the error that opened the breaker
     # the lease mode of the relays it waits for, and till when, when stopped by `mode`
     waiting_for: str | None = None
     mode_until: datetime.datetime | None = None
@@ -148,6 +149,8 @@ class RunSummary(Mapping[str, Any]):
             json["error"] = self.error
         if self.channel is not None:
             json["channel"] = self.channel
+        if self.channel_error is not None:
+            json["channelError"] = self.channel_error
         if self.waiting_for is not None:
             json["waitingFor"] = self.waiting_for
         if self.mode_until is not None:
@@ -167,6 +170,7 @@ class RunSummary(Mapping[str, Any]):
         duration_ms: int,
         error: str | None = None,
         channel: str | None = None,
+        channel_error: str | None = None,
         waiting_for: str | None = None,
         mode_until: datetime.datetime | None = None,
     ) -> RunSummary:
@@ -179,6 +183,7 @@ class RunSummary(Mapping[str, Any]):
             duration_ms=duration_ms,
             error=error,
             channel=channel,
+            channel_error=channel_error,
             waiting_for=waiting_for,
             mode_until=mode_until,
             **counts,
@@ -240,6 +245,7 @@ def finish_summary(
     stopped_by: StopReason,
     error: str | None = None,
     channel: str | None = None,
+    channel_error: str | None = None,
     waiting_for: str | None = None,
     mode_until: datetime.datetime | None = None,
     status: RunStatus | None = None,
@@ -256,6 +262,7 @@ def finish_summary(
         duration_ms=round((time.monotonic() - started) * 1000),
         error=error,
         channel=channel,
+        channel_error=channel_error,
         waiting_for=waiting_for,
         mode_until=mode_until,
     )

@@ -16,7 +16,7 @@ import enum
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.cloud.firestore import DELETE_FIELD, SERVER_TIMESTAMP, Increment
 
@@ -34,9 +34,11 @@ from firestore_outbox.fields import (
 from firestore_outbox.partitions import HELD
 from firestore_outbox.publishers.base import Outcome, PublishResult, bounded_error
 from firestore_outbox.relay.backoff import backoff_delay
-from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
 from firestore_outbox.relay.held_event import Settled
+
+if TYPE_CHECKING:
+    from firestore_outbox.relay.config import RelayConfig
 
 # `processingInstanceId` comes from Function Compute's request id or the caller: bounded like
 # `lastError`, so a long one cannot push a document over Firestore's 1 MiB.

@@ -10,6 +10,7 @@ for the docs), else to the test's temporary directory. The overview's timer neve
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from firestore_outbox.ops.status import count_by_status
 from tests.support.api_servers import ApiProcess, api_server
 from tests.support.browser import chromium, distinct_bytes
 from tests.support.console_pages import SECRET, prepared_console_outbox  # noqa: F401
-from tests.support.helpers import add_raw_event
+from tests.support.helpers import add_orders, add_raw_event, make_relay
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.common.exceptions import WebDriverException  # noqa: E402
@@ -97,7 +98,16 @@ def test_the_overview_counts_what_firestore_holds_and_charts_it(
     assert shown == console_outbox["counts"] == count_by_status(db, settings.outbox_collection)
     assert "relay-7f3a" in browser.find_element(By.TAG_NAME, "main").text
     assert "order-held" in browser.find_element(By.ID, "held").text
-    assert "1 delivered, 5 failed" in browser.find_element(By.ID, "recent").text
+    recent = browser.find_element(By.ID, "recent").text
+    assert "1 delivered" in recent and "5 failed" in recent
+    # The last half hour is charted from the first load: the event delivered just now.
+    series = {
+        line.get_attribute("data-series")
+        for line in browser.find_elements(By.CSS_SELECTOR, "svg#recent polyline")
+    }
+    assert series == {"delivered per minute", "backlog"}
+    legend = browser.find_element(By.CSS_SELECTOR, "svg#recent").get_attribute("textContent")
+    assert "delivered per minute 1" in legend, legend
     add_raw_event(db, settings, "arrived-meanwhile")
     refresh(browser)
     refresh(browser)
@@ -107,6 +117,31 @@ def test_the_overview_counts_what_firestore_holds_and_charts_it(
     assert {line.get_attribute("data-series") for line in lines} >= {"PENDING", "FAILED"}
     assert browser.execute_script("return window.pwned") is None
     screenshot(browser, shots, "overview")
+
+
+def test_with_the_downstream_refusing_the_overview_shows_the_broken_channel_first(
+    browser: Any, console: ApiProcess, db: firestore.Client, settings: Settings, shots: Path
+) -> None:
+    add_orders(db, settings, 6)
+    with socket.socket() as closed:  # a port nothing listens on: every connection refused
+        closed.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{closed.getsockname()[1]}/events"
+    summary = make_relay(db, settings, refused, concurrency=1).run()
+    assert summary["stoppedBy"] == "channel", summary
+
+    browser.get(console.url + "/")
+    health = browser.find_element(By.ID, "health")
+    assert "alert" in health.get_attribute("class").split()
+    problem = health.find_element(By.CSS_SELECTOR, "[data-problem=channel_broken]").text
+    assert summary["channel"] in problem and " since " in problem
+    assert "stopped by channel" in browser.find_element(By.ID, "last-run").text
+    # The health panel comes before the backlog's figures.
+    order = browser.execute_script(
+        "return [...document.querySelectorAll('#health, #counts')].map(e => e.id)"
+    )
+    assert order == ["health", "counts"]
+    assert "busy" in browser.find_element(By.ID, "partitions").text
+    screenshot(browser, shots, "overview-broken-channel")
 
 
 def test_a_failed_event_requeued_from_the_page_is_pending_with_the_requeue_recorded(

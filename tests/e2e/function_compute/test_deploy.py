@@ -336,3 +336,45 @@ def test_the_package_holds_only_what_the_relay_runs(
     assert (report["summary"]["status"], report["summary"]["processed"]) == ("ok", 3)
     assert sorted(r.event_id for r in receiver.received) == event_ids
     assert report["findable"] == [] and report["loaded"] == []
+
+
+def test_the_watchdog_is_a_function_of_its_own_with_its_own_timer(
+    rendered: dict[str, Any], local_package: Path
+) -> None:
+    relay, watchdog = rendered["resources"]["relay"]["props"], rendered["resources"]["watchdog"]
+    props = watchdog["props"]
+    assert watchdog["component"] == "fc3" and props["runtime"] == "python3.10"
+    assert props["functionName"] != relay["functionName"]
+    module_path, _, function = props["handler"].rpartition(".")
+    assert entry_parameters(local_package, module_path, function) == ["event", "context"]
+    [trigger] = props["triggers"]
+    assert (trigger["triggerType"], trigger["triggerConfig"]["enable"]) == ("timer", True)
+    # A small budget of its own: less time and memory than the relay's.
+    assert props["timeout"] < relay["timeout"] and props["memorySize"] <= relay["memorySize"]
+    env = props["environmentVariables"]
+    assert env["RELAY_PARTITIONS"] == relay["environmentVariables"]["RELAY_PARTITIONS"]
+    assert "DOWNSTREAM_SERVICE_URL" not in env  # it needs no downstream
+
+
+WATCHDOG_RUNNER = """
+import json, sys, types
+code, pythonpath, event = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path[:0] = [code, pythonpath]
+import function_compute.watchdog_handler as module
+report = module.handler(event.encode(), types.SimpleNamespace(request_id="fc-wd-1"))
+heavy = sorted(m for m in sys.modules if m == "firestore_outbox.relay.core")
+print(json.dumps({"report": report, "heavy": heavy}))
+"""
+
+
+def test_the_built_package_runs_the_watchdog_from_a_clean_interpreter(
+    local_package: Path, settings: Settings
+) -> None:
+    variables = {
+        "FIRESTORE_EMULATOR_HOST": str(settings.emulator_host),
+        "FIRESTORE_PROJECT_ID": str(settings.project_id),
+    }
+    ran = run_package(local_package, sys.executable, variables, WATCHDOG_RUNNER)
+    # No relay ran on this emulator: the watchdog says so, without the relay's core loaded.
+    assert [p["code"] for p in ran["report"]["problems"]] == ["relay_stopped"]
+    assert ran["heavy"] == []

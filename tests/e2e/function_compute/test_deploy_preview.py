@@ -138,3 +138,26 @@ def test_the_preview_hides_the_amqp_url_and_the_otlp_endpoints(work: Path) -> No
     env = json.loads(done.stdout)["resources"]["relay"]["props"]["environmentVariables"]
     for name in names:
         assert env[name] == f"<hidden: {len(variables[name])} characters>", name
+
+
+def test_the_preview_hides_the_watchdogs_webhook_url_and_secret(work: Path) -> None:
+    """A robot's URL carries its access token and its secret signs: neither reaches `s` nor
+    the screen, and the watchdog function is rendered with them hidden."""
+    s = serverless_devs()
+    token, secret = "dingtalk-access-token-0123456789", "SECwatchdog-signing-secret-9876543"
+    variables = {
+        "FIRESTORE_PROJECT_ID": "shop-prod",
+        "FIRESTORE_CREDENTIALS_JSON": "{}",
+        "WATCHDOG_WEBHOOK_URL": f"https://oapi.dingtalk.com/robot/send?access_token={token}",
+        "WATCHDOG_WEBHOOK_FORMAT": "dingtalk",
+        "WATCHDOG_WEBHOOK_SECRET": secret,
+    }
+    done = preview(work, variables, s)
+    assert done.returncode == 0, done.stderr
+    for value in (token, secret):
+        for spelling in spellings(value):
+            assert spelling not in done.stdout + done.stderr, f"shown: {spelling[:12]}..."
+    env = json.loads(done.stdout)["resources"]["watchdog"]["props"]["environmentVariables"]
+    assert env["WATCHDOG_WEBHOOK_SECRET"] == f"<hidden: {len(secret)} characters>"
+    assert env["WATCHDOG_WEBHOOK_URL"].startswith("<hidden: ")
+    assert env["WATCHDOG_WEBHOOK_FORMAT"] == "dingtalk"

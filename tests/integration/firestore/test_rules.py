@@ -22,7 +22,8 @@ from tests.conftest import PROJECT
 from tests.support.helpers import add_raw_event, outbox
 
 RULES = Path(__file__).resolve().parents[3] / "firestore.rules"
-COLLECTIONS = ("outbox", "inbox", "orders", "idempotency_keys")
+# outbox_health (the heartbeat, the watchdog's incidents): denied by the catch-all rule.
+COLLECTIONS = ("outbox", "inbox", "orders", "idempotency_keys", "outbox_health")
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from tests.support.helpers import add_orders, make_relay, outbox
 SURVEY = 2 * 16  # events a run's survey reads, with a backlog
 FIRST_CLAIM = 4  # partitions the first claim names (RELAY_PARTITIONS_PER_CLAIM's default)
 MODE_READS = 1  # the first run's lease-mode record read back (written once, kept)
+HEARTBEAT_READS = 1  # a relay's first heartbeat reads its shard (then carries its update time)
 
 
 def test_a_relays_next_run_reads_no_lease_document(
@@ -36,11 +37,12 @@ def test_a_relays_next_run_reads_no_lease_document(
     # created, and known from then on); the survey reads 2 x 16 events' partition fields (no
     # count of the backlog before the first page). The first claim's pages, read while it
     # claimed, count once: nobody held a lease just created.
-    assert first["reads"] == 120 + FIRST_CLAIM + SURVEY + MODE_READS
-    # Named by the call that received them: the events' pages, the lease documents' get.
+    assert first["reads"] == 120 + FIRST_CLAIM + SURVEY + MODE_READS + HEARTBEAT_READS
+    # Named by the call that received them: the events' pages, the lease documents' get (and
+    # the heartbeat's shard).
     assert counts.reads_by_method() == {
         "RunQuery": 120 + SURVEY + MODE_READS,
-        "BatchGetDocuments": FIRST_CLAIM,
+        "BatchGetDocuments": FIRST_CLAIM + HEARTBEAT_READS,
     }
 
     add_orders(db, settings, 120)
@@ -48,7 +50,8 @@ def test_a_relays_next_run_reads_no_lease_document(
     summary = relay.run()
     assert summary["processed"] == 120
     # One read per event: the claims went by what the first run's releases returned; the
-    # lease-mode record the first run wrote covers this one (no read, no write for it).
+    # lease-mode record the first run wrote covers this one (no read, no write for it); the
+    # heartbeat, written moments ago with the same report, is not written again.
     assert counts.snapshot()["reads"] == 120 + SURVEY
     assert "rpc:BatchGetDocuments" not in counts.snapshot()
     assert counts.writes == 120 + 2 * 16  # each partition claimed and released

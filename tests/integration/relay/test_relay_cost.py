@@ -32,6 +32,9 @@ MODE_READS, MODE_WRITES = 1, 1
 # A relay that wrote a new record looks for lapsed ones to delete when its run ends (none
 # here: one empty query, billed one read).
 MODE_SWEEP = 1
+# Every run ends with its heartbeat (`firestore_outbox.relay.heartbeat`): one write; a relay's
+# first reads its shard first (one read: its update time, the write's precondition).
+HEARTBEAT_READS, HEARTBEAT_WRITES = 1, 1
 
 
 def orders_in_every_partition(
@@ -111,8 +114,8 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     assert summary["processed"] == 120
     assert {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
     # Each event read once, by the query that found it; the lease-mode records.
-    assert counts.reads == 120 + MODE_READS
-    assert counts.writes == 240 + MODE_WRITES  # its lease and its settle
+    assert counts.reads == 120 + MODE_READS + HEARTBEAT_READS
+    assert counts.writes == 240 + MODE_WRITES + HEARTBEAT_WRITES  # its lease and its settle
     # Beyond them: one look for abandoned leases and the query that found nothing left, and
     # the two counts that look for PENDING events without a timestamp nextAttemptAt (billed
     # one read each per 1,000 PENDING events; they read no document).
@@ -121,7 +124,7 @@ def test_draining_costs_one_read_and_two_writes_per_event(
     assert counts.snapshot()["rpc:RunAggregationQuery"] == 2
     assert counts.snapshot()["aggregationReads"] == 2
     # (and the query that first reads Firestore's clock for the lease-mode record: empty)
-    assert counts.billed_reads == 120 + 2 + 2 + MODE_READS + 1 + MODE_SWEEP
+    assert counts.billed_reads == 120 + 2 + 2 + MODE_READS + HEARTBEAT_READS + 1 + MODE_SWEEP
 
 
 def test_with_partition_leases_each_event_costs_one_read_and_one_write(
@@ -139,9 +142,9 @@ def test_with_partition_leases_each_event_costs_one_read_and_one_write(
     # it (16 once, though it claims 4 at a time), claimed and released (two writes), the
     # lease documents created on the first run ever (16 creates, after the first claim read
     # its 4 missing: the others are known from their creation, not read).
-    assert counts.writes == 120 + 2 * 16 + 16 + MODE_WRITES
+    assert counts.writes == 120 + 2 * 16 + 16 + MODE_WRITES + HEARTBEAT_WRITES
     # The survey reads 2 x 16 events' partition fields (no count before the first page).
-    assert counts.snapshot()["reads"] == 120 + 4 + 2 * 16 + MODE_READS
+    assert counts.snapshot()["reads"] == 120 + 4 + 2 * 16 + MODE_READS + HEARTBEAT_READS
     # Beside the drain, the count of PENDING events and of those with a partition (one
     # chunk of up to 30 partitions: the two tell whether any needs healing); the survey's
     # look for a held event (none: billed one read), a page per partition (and one more
@@ -155,8 +158,10 @@ def test_with_partition_leases_each_event_costs_one_read_and_one_write(
     relay_db = get_db_client(settings)
     counts = meter(relay_db)
     assert costed_relay(relay_db, settings, receiver.url, batch_size=50).run()["processed"] == 120
-    assert counts.writes == 120 + 2 * 16 + MODE_WRITES  # the lease documents exist now
-    assert counts.snapshot()["reads"] == 120 + 16 + 2 * 16 + MODE_READS
+    assert (
+        counts.writes == 120 + 2 * 16 + MODE_WRITES + HEARTBEAT_WRITES
+    )  # the lease documents exist now
+    assert counts.snapshot()["reads"] == 120 + 16 + 2 * 16 + MODE_READS + HEARTBEAT_READS
 
 
 def test_a_few_open_events_claim_only_their_partitions(
@@ -173,9 +178,9 @@ def test_a_few_open_events_claim_only_their_partitions(
     summary = costed_relay(relay_db, settings, receiver.url).run()
     assert (summary["processed"], summary["partitionsClaimed"]) == (1, 1)
     # Its settle, and its partition claimed and released: not all 16 partitions.
-    assert counts.writes == 1 + 2 + MODE_WRITES
+    assert counts.writes == 1 + 2 + MODE_WRITES + HEARTBEAT_WRITES
     # The event read twice (the survey's read naming the partitions with open events, its
     # page), one lease document; no count.
-    assert counts.snapshot()["reads"] == 2 + 1 + MODE_READS
+    assert counts.snapshot()["reads"] == 2 + 1 + MODE_READS + HEARTBEAT_READS
     assert "aggregationReads" not in counts.snapshot()
     assert outbox(db, settings)[event_id]["status"] == "PROCESSED"

@@ -28,8 +28,10 @@ from google.cloud.firestore_v1.query import Query
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.raw import QueryResult
 from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.health.reading import Watched, read_health
 from firestore_outbox.ops import find_anomalies, plan_requeue, read_status, requeue
 from firestore_outbox.ops.held import list_held, release_held
+from firestore_outbox.ops.history import read_recent
 from firestore_outbox.ops.overview import read_overview
 from firestore_outbox.ops.purge import backfill_expiry, count_processed, purge_processed
 from firestore_outbox.redrive.jobs import JobStore
@@ -50,6 +52,7 @@ EVERY_PARTITION_MODE_OPERATION = (
     "partitioned relay",
     "held",
     "status",
+    "watchdog",
     "overview",
     "requeue",
     "purge",
@@ -103,10 +106,12 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
         release_held(db, "outbox", "order-1")
     elif operation == "status":
         read_status(db, "outbox", now=NOW, lock_timeout_seconds=300, partitions=16)
-    elif operation == "overview":
-        read_overview(
-            db, "outbox", "outbox_partitions", now=NOW, lock_timeout_seconds=300, partitions=16
-        )
+    elif operation == "watchdog":
+        watchdog_reading(db)
+    elif operation == "overview":  # the console's: the watchdog's reading and the history too
+        read_overview(db, "outbox", now=NOW, partitions=16)
+        watchdog_reading(db)
+        read_recent(db, "outbox", partitions=16, now=NOW)
     elif operation == "requeue":
         for plan in (plan_requeue(db, "outbox"), plan_requeue(db, "outbox", event_type="T")):
             requeue(db, "outbox", plan)
@@ -137,6 +142,11 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
             partitions=16,
         )
     return made
+
+
+def watchdog_reading(db: Any) -> None:
+    watched = Watched("outbox", "outbox_health", "outbox_partitions", 16, 300)
+    read_health(db, watched, window_seconds=900, timeout=5)
 
 
 def filters_of(query: Any) -> list[Any]:
@@ -219,7 +229,8 @@ def defined(path: Path) -> set[Index]:
         ("partitioned relay", 2),
         ("held", 0),
         ("status", 2),
-        ("overview", 3),
+        ("watchdog", 2),
+        ("overview", 4),
         ("requeue", 0),
         ("purge", 1),
         ("reconcile", 3),

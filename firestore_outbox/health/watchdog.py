@@ -1,0 +1,170 @@
+"""`Watchdog.check`: one look at the relay from outside it, and the alerts it calls for.
+
+It reads the heartbeat and the backlog (`read_health`, about 28 document reads with the
+defaults), judges them (`assess`, as the console does), keeps the incidents
+(`track`: a read, and a write only when something starts or ends) and says what it found:
+an ERROR log line `watchdog.alert` per incident opened (an SLS alert rule matches
+`event: watchdog.alert`), an INFO line `watchdog.recovered` per incident ended, the
+`outbox.watchdog.*` metrics, and a webhook message for each.
+
+It shares no fate with the relay: it imports no publisher and not the relay's core, and each
+Firestore read and the webhook are bounded by `WATCHDOG_TIMEOUT_SECONDS`. A Firestore that
+does not answer is a problem of its own, `firestore_unreachable`; with Firestore gone there
+is nowhere to keep incidents, so this `Watchdog` keeps that one itself: the ERROR line and the
+webhook once while it lasts (once per warm Function Compute instance: a new instance alerts
+again; every check's `watchdog.check` line names it), and a recovery message from the first
+check that reads Firestore again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from google.api_core import exceptions as google_exceptions
+
+from firestore_outbox.firestore.deadline import error_class, firestore_host
+from firestore_outbox.health.assess import Health, ProblemCode, judge, unreachable
+from firestore_outbox.health.incidents import Notices, Send, track
+from firestore_outbox.health.reading import Watched
+from firestore_outbox.health.settings import WatchdogSettings
+from firestore_outbox.health.webhooks import post_alert
+from firestore_outbox.observability.logs import log_event
+from firestore_outbox.observability.metrics import record_check
+
+if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+    from firestore_outbox.firestore.settings import Settings
+
+__all__ = ["WatchReport", "Watchdog"]
+
+logger = logging.getLogger("firestore_outbox.watchdog")
+UNREACHABLE = ProblemCode.FIRESTORE_UNREACHABLE.value
+
+
+@dataclass(frozen=True)
+class WatchReport:
+    """One check: the health found and what was opened, recovered and sent."""
+
+    health: Health
+    notices: Notices = field(default_factory=Notices)
+
+    def to_json(self) -> dict[str, Any]:
+        beat = self.health.last_beat
+        return {
+            "status": "ok" if self.health.ok else "alert",
+            "problems": [
+                {"code": p.code.value, "message": p.message} for p in self.health.problems
+            ],
+            "lastRunAgeSeconds": None
+            if self.health.last_beat_age is None
+            else round(self.health.last_beat_age, 1),
+            "lastRunStatus": None if beat is None else beat.status,
+            "lastRunStoppedBy": None if beat is None else beat.stopped_by,
+            "opened": self.notices.opened,
+            "recovered": self.notices.recovered,
+            "alerted": self.notices.alerted,
+            "toldRecovered": self.notices.told_recovered,
+            "webhookError": self.notices.send_error,
+        }
+
+
+class Watchdog:
+    """Checks the outbox that `settings` (its collection) and the relay's `partitions`,
+    `partition_collection` and `lock_timeout_seconds` describe; `db` must bound its calls
+    (`with_deadline`), `send` defaults to the configured webhook (none: logs and metrics)."""
+
+    def __init__(
+        self,
+        db: Client,
+        settings: Settings,
+        watchdog: WatchdogSettings,
+        *,
+        partitions: int,
+        partition_collection: str,
+        lock_timeout_seconds: float,
+        send: Send | None = None,
+    ) -> None:
+        self._db, self._settings, self._watchdog = db, settings, watchdog
+        self._watched = Watched(
+            settings.outbox_collection,
+            watchdog.collection,
+            partition_collection,
+            partitions,
+            lock_timeout_seconds,
+        )
+        self._send = send or self._webhook
+        self._firestore_down = False  # alerted on by this watchdog, not recovered yet
+
+    def check(self) -> WatchReport:
+        w = self._watchdog
+        try:
+            _, health = judge(self._db, self._watched, w.thresholds, timeout=w.timeout_seconds)
+            notices = track(self._db, w.collection, health, self._send, timeout=w.timeout_seconds)
+        except (google_exceptions.GoogleAPIError, TimeoutError) as exc:
+            return self._unreachable(exc)
+        if self._firestore_down:
+            self._firestore_down = False
+            self._tell(notices, "recovered", [(UNREACHABLE, "Firestore answers again")])
+            notices.recovered.append(UNREACHABLE)
+        self._log(health, notices)
+        return WatchReport(health, notices)
+
+    def _unreachable(self, exc: BaseException) -> WatchReport:
+        health = unreachable(firestore_host(self._settings), error_class(exc))
+        notices = Notices()
+        if not self._firestore_down:
+            self._firestore_down = True
+            notices.opened.append(UNREACHABLE)
+            self._tell(notices, "alert", [(p.code.value, p.message) for p in health.problems])
+        self._log(health, notices)
+        return WatchReport(health, notices)
+
+    def _tell(self, notices: Notices, state: str, problems: list[tuple[str, str]]) -> None:
+        """Send what this watchdog keeps itself (Firestore's own incident)."""
+        try:
+            self._send(state, problems)
+        except Exception as exc:  # said in the log and the report
+            notices.send_error = str(exc)
+            return
+        (notices.alerted if state == "alert" else notices.told_recovered).append(UNREACHABLE)
+
+    def _log(self, health: Health, notices: Notices) -> None:
+        record_check(health.codes, notices.opened)
+        messages = {p.code.value: p.message for p in health.problems}
+        for code in notices.opened:
+            log_event(
+                logger,
+                logging.ERROR,
+                "watchdog.alert",
+                f"outbox watchdog: {messages[code]}",
+                problem=code,
+            )
+        for code in notices.recovered:
+            log_event(
+                logger,
+                logging.INFO,
+                "watchdog.recovered",
+                f"outbox watchdog: {code} recovered",
+                problem=code,
+            )
+        if notices.send_error:
+            log_event(
+                logger,
+                logging.ERROR,
+                "watchdog.webhook_failed",
+                f"outbox watchdog: {notices.send_error}; sent again by the next check",
+            )
+        log_event(
+            logger,
+            logging.INFO,
+            "watchdog.check",
+            "outbox watchdog: " + ("healthy" if health.ok else ", ".join(sorted(health.codes))),
+            problems=sorted(health.codes),
+        )
+
+    def _webhook(self, state: str, problems: list[tuple[str, str]]) -> None:
+        if self._watchdog.webhook_url is not None:  # WebhookFailed: sent again next check
+            post_alert(self._watchdog, state, problems)
