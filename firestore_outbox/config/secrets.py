@@ -22,6 +22,7 @@ SECRET_VARIABLES = (
     "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
     "ALIBABA_CLOUD_SECURITY_TOKEN",
     "RELAY_ROCKETMQ_SECRET_KEY",
+    "RELAY_KAFKA_PASSWORD",
     "OUTBOX_CONSOLE_TOKEN",
 )
 # Comma-separated lists of secrets (several during a rotation): each one is masked.

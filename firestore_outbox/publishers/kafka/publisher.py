@@ -1,0 +1,139 @@
+"""`KafkaPublisher`: each event as one Kafka message on the configured topic (Apache Kafka,
+ApsaraMQ for Kafka, or any broker of the Kafka protocol), with confluent-kafka (the `kafka`
+extra).
+
+The message: key = the aggregate id (the event's `subject`), so Kafka keeps each aggregate's
+events in one partition, in the order they are sent; value = the JSON payload; headers = the
+CloudEvents attributes as the CloudEvents Kafka protocol binding names them (`ce_id`,
+`ce_type`, `ce_source`, `ce_subject`, `ce_time`, `ce_specversion`, and `content-type`), UTF-8,
+plus the Standard Webhooks headers (`webhook-id`, ...) when signing, so a consumer verifies
+exactly as for HTTP.
+
+Each publish waits for its own delivery report, polling the shared producer
+(`firestore_outbox.publishers.kafka.producer`) until the attempt's deadline: DELIVERED only
+when the broker acknowledged the message (`acks=all`). The relay sends an aggregate's next
+event only once this one is settled, so a record that fails for good can never let the next
+record of its key through, idempotent producer or not. Errors map as
+`firestore_outbox.publishers.kafka.outcomes` says; a report that has not come by the deadline
+is a retry later, or the channel's fault when the producer's last word was a connection-level
+error (credentials refused, no broker reachable).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import KafkaError, KafkaException
+
+from firestore_outbox.masking import masker
+from firestore_outbox.publishers.base import (
+    Delivery,
+    Outcome,
+    PublisherOptions,
+    PublishResult,
+    bounded_error,
+    check_options,
+    cloudevent_attributes,
+)
+from firestore_outbox.publishers.kafka.outcomes import describe, outcome_of
+from firestore_outbox.publishers.kafka.producer import ProducerSession, client_config
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from firestore_outbox.publishers.kafka.settings import KafkaSettings
+
+# The CloudEvents Kafka binding: `ce_` + the attribute, but `datacontenttype` is `content-type`.
+_HEADER = {"datacontenttype": "content-type"}
+# How long one poll may sleep: a waiting thread notices a fatal error within it.
+_POLL_SECONDS = 0.1
+# How long `close()` may deliver what the producer still holds.
+CLOSE_SECONDS = 1.0
+
+
+class _Report:
+    """One message's delivery report, set from whichever thread served it."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.error: KafkaError | None = None
+
+    def __call__(self, error: KafkaError | None, _message: Any) -> None:
+        self.error = error
+        self.done.set()
+
+
+class KafkaPublisher:
+    """Publishes each event to `settings.topic`; see the module docstring. Every attempt ends
+    by its deadline, at most `connect_timeout + read_timeout` after it starts."""
+
+    def __init__(self, settings: KafkaSettings, **options: Unpack[PublisherOptions]) -> None:
+        check_options(options)
+        self._topic = settings.topic
+        self._bound = options["connect_timeout"] + options["read_timeout"]
+        self._signer = options.get("signer")
+        secrets: Iterable[str] = options.get("secrets", ())
+        self._mask = masker([*settings.secrets(), *secrets])
+        self.session = ProducerSession(
+            client_config(settings, options["connect_timeout"], self._bound)
+        )
+
+    def publish(self, delivery: Delivery) -> PublishResult:
+        deadline = min(delivery.deadline or math.inf, time.monotonic() + self._bound)
+        producer = self.session.producer()
+        report = _Report()
+        try:
+            producer.produce(
+                self._topic,
+                value=delivery.body,
+                key=delivery.subject.encode("utf-8", "surrogatepass"),
+                headers=self._headers(delivery),
+                on_delivery=report,
+            )
+        except BufferError:  # the producer's queue is full: it is behind, not broken
+            return self._failure(Outcome.RETRY, "Kafka: the producer's queue is full")
+        except KafkaException as exc:
+            error = exc.args[0]
+            return self._failure(outcome_of(error.code()), describe(error))
+        while not report.done.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0 or self.session.fatal(producer):
+                return self._unreported(producer)
+            producer.poll(min(left, _POLL_SECONDS))
+        if report.error is not None:
+            return self._failure(outcome_of(report.error.code()), describe(report.error))
+        self.session.acknowledged()
+        return PublishResult.delivered()
+
+    def close(self) -> None:
+        """Deliver what the producer still holds (at most `CLOSE_SECONDS`) and let it go."""
+        self.session.close(CLOSE_SECONDS)
+
+    def _unreported(self, producer: Any) -> PublishResult:
+        """No delivery report by the deadline, or the producer failed under the message."""
+        if self.session.fatal(producer):
+            return self._failure(Outcome.RETRY, "Kafka: the producer failed; sent again later")
+        link = self.session.link_error
+        if link is not None:
+            return self._failure(Outcome.CHANNEL, link)
+        return self._failure(Outcome.RETRY, "timeout: Kafka: no delivery report by the deadline")
+
+    def _headers(self, delivery: Delivery) -> list[tuple[str, bytes]]:
+        attributes = cloudevent_attributes(delivery)
+        headers = {_HEADER.get(name, f"ce_{name}"): value for name, value in attributes.items()}
+        if self._signer is not None:
+            headers.update(self._signer.sign(attributes, delivery.body).headers())
+        return [(name, value.encode("utf-8", "surrogatepass")) for name, value in headers.items()]
+
+    def _failure(self, outcome: Outcome, error: str) -> PublishResult:
+        return PublishResult(outcome, bounded_error(error, self._mask))
+
+
+def from_settings(settings: KafkaSettings, options: PublisherOptions) -> KafkaPublisher:
+    """`RELAY_PUBLISHER=kafka`: the `RELAY_KAFKA_*` brokers and topic
+    (`firestore_outbox.publishers.registry`)."""
+    return KafkaPublisher(settings, **options)
