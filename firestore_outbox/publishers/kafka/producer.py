@@ -17,7 +17,10 @@ Each message's delivery report is served by whichever publishing thread polls fi
 from __future__ import annotations
 
 import logging
+import math
+import re
 import threading
+import time
 from typing import Any
 
 from confluent_kafka import KafkaError, Producer
@@ -100,10 +103,19 @@ class ProducerSession:
                 self._producer = None
             if self._producer is None:
                 mode = IDEMPOTENT if self.idempotent else ONE_IN_FLIGHT
-                self._producer = Producer(
-                    {**self._config, **mode, "error_cb": self._on_error, "logger": logger}
-                )
+                made: list[Any] = []  # its error callback knows which producer it is for
+                config = {**self._config, **mode, "logger": _log}
+                config["error_cb"] = lambda error: self._on_error(made[0] if made else None, error)
+                made.append(Producer(config))
+                self._producer = made[0]
             return self._producer
+
+    def failed(self, producer: Any, error: KafkaError) -> None:
+        """`producer` raised a fatal error (to its error callback, or out of `produce()` or
+        `poll()`): the next `producer()` replaces it."""
+        with self._lock:
+            if producer is self._producer and self._fatal is None:
+                self._fatal = error
 
     def fatal(self, producer: Any) -> bool:
         """Whether `producer` is no longer usable (a fatal error was raised on it)."""
@@ -121,10 +133,31 @@ class ProducerSession:
         if producer is not None:
             producer.flush(timeout)
 
-    def _on_error(self, error: KafkaError) -> None:
+    def _on_error(self, producer: Any, error: KafkaError) -> None:
         if error.fatal():
-            with self._lock:
-                self._fatal = error
+            self.failed(producer, error)
             logger.error("the Kafka producer failed: %s", describe(error))
         elif error.code() in CHANNEL:
             self.link_error = describe(error)
+
+
+class _OncePerMinute(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """librdkafka's own log lines, each kind at most once a minute: a refused login or a
+    broker down is retried every few hundred milliseconds, each time with a line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("firestore_outbox.publishers.kafka.librdkafka"), {})
+        self._last: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        kind = re.sub(r"[0-9]+", "N", str(args[:2]) + str(msg))[:200]
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last.get(kind, -math.inf) < 60.0:
+                return
+            self._last[kind] = now
+        super().log(level, msg, *args, **kwargs)
+
+
+_log = _OncePerMinute()

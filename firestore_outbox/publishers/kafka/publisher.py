@@ -97,21 +97,38 @@ class KafkaPublisher:
         except BufferError:  # the producer's queue is full: it is behind, not broken
             return self._failure(Outcome.RETRY, "Kafka: the producer's queue is full")
         except KafkaException as exc:
-            error = exc.args[0]
-            return self._failure(outcome_of(error.code()), describe(error))
+            return self._raised(producer, exc.args[0])
         while not report.done.is_set():
             left = deadline - time.monotonic()
             if left <= 0 or self.session.fatal(producer):
                 return self._unreported(producer)
-            producer.poll(min(left, _POLL_SECONDS))
+            try:
+                producer.poll(min(left, _POLL_SECONDS))
+            except KafkaException as exc:  # a fatal error, raised out of the poll
+                return self._raised(producer, exc.args[0])
         if report.error is not None:
-            return self._failure(outcome_of(report.error.code()), describe(report.error))
+            return self._answered(report.error)
         self.session.acknowledged()
         return PublishResult.delivered()
 
     def close(self) -> None:
         """Deliver what the producer still holds (at most `CLOSE_SECONDS`) and let it go."""
         self.session.close(CLOSE_SECONDS)
+
+    def _raised(self, producer: Any, error: KafkaError) -> PublishResult:
+        if error.fatal() or error.code() == KafkaError._FATAL:
+            self.session.failed(producer, error)
+            return self._failure(Outcome.RETRY, f"{describe(error)}; sent again later")
+        return self._answered(error)
+
+    def _answered(self, error: KafkaError) -> PublishResult:
+        """A delivery report's error (or `produce()`'s): a timeout while the producer's last
+        word was a connection-level error (a refused login) is the channel's fault."""
+        outcome = outcome_of(error.code())
+        link = self.session.link_error
+        if outcome is Outcome.RETRY and link is not None:
+            return self._failure(Outcome.CHANNEL, link)
+        return self._failure(outcome, describe(error))
 
     def _unreported(self, producer: Any) -> PublishResult:
         """No delivery report by the deadline, or the producer failed under the message."""
