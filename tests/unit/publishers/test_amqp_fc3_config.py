@@ -84,6 +84,6 @@ def test_fc3_invokes_asynchronously_only() -> None:
 
 def test_an_unknown_publisher_lists_the_choices() -> None:
     with pytest.raises(
-        ConfigError, match="RELAY_PUBLISHER must be one of http, fc, fc3, amqp.*kafka"
+        ConfigError, match=r"RELAY_PUBLISHER must be one of http, fc, fc3, amqp.*kafka"
     ):
         load_relay_config({**AMQP, "RELAY_PUBLISHER": "nats"})
