@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import pytest
@@ -16,7 +16,7 @@ from cloudevents.core.bindings.kafka import KafkaMessage, from_binary_event
 from google.cloud import firestore
 from standardwebhooks import Webhook
 
-from firestore_outbox.consumer import verify_kafka_message
+from firestore_outbox.consumer import Inbox, verify_kafka_message
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.kafka.settings import KafkaSettings
 from firestore_outbox.relay import Relay
@@ -72,6 +72,26 @@ def test_a_consumer_group_reads_every_event_with_every_header(
         assert parsed.get_id() == headers["ce_id"]
         assert parsed.get_subject() == document["aggregateId"]
     assert {d["status"] for d in outbox(db, settings).values()} == {"PROCESSED"}
+
+
+def test_a_consumer_applies_each_event_once_through_the_inbox(
+    kafka: KafkaBroker, db: firestore.Client, settings: Settings, unique: str
+) -> None:
+    """The consumer of docs/publishers/kafka.md: verify, then apply through the inbox."""
+    topic = f"billing-{unique}"
+    event_ids = add_orders(db, settings, 5)
+    with Relay(db, settings, kafka_config(kafka, topic, signing_secrets=(SECRET,))) as relay:
+        assert relay.run()["processed"] == 5
+    inbox = Inbox(db, f"billing-{unique}")
+    applied: Counter[str] = Counter()
+
+    for _ in range(2):  # a new group reads it all again, as after a crash before a commit
+        for message in kafka.consume(topic, 5):
+            event = verify_kafka_message(message.headers() or [], message.value(), [SECRET])
+            source, event_id = event.attributes["source"], event.attributes["id"]
+            inbox.process(source, event_id, lambda event_id=event_id: applied.update([event_id]))
+
+    assert applied == Counter(dict.fromkeys(event_ids, 1))
 
 
 def test_each_aggregate_arrives_in_commit_order_across_retries(
