@@ -47,6 +47,11 @@ CHANNEL = _codes(
     "_ALL_BROKERS_DOWN",
 )
 
+# What the producer's error callback says of the connection itself: the channel's fault when
+# it comes while a message waits for its report (a failed connection among them: a broker
+# down, a login refused at reconnect).
+LINK = CHANNEL | _codes("_TRANSPORT")
+
 
 def outcome_of(code: int) -> Outcome:
     """The outcome of a delivery report's (or `produce()`'s) error code."""

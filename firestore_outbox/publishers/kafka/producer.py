@@ -25,7 +25,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Producer
 
-from firestore_outbox.publishers.kafka.outcomes import CHANNEL, describe
+from firestore_outbox.publishers.kafka.outcomes import LINK, describe
 from firestore_outbox.publishers.kafka.settings import KafkaSettings
 
 logger = logging.getLogger("firestore_outbox.publishers.kafka")
@@ -84,12 +84,15 @@ class ProducerSession:
         self._producer: Any = None
         self._fatal: KafkaError | None = None
         self.idempotent = True
-        # The last connection-level error (credentials, resolution, TLS, all brokers down),
-        # until a message is acknowledged again: what a message that timed out is blamed on.
-        self.link_error: str | None = None
+        # The last connection-level error (credentials, resolution, TLS, all brokers down, a
+        # connection that failed) and when (`time.monotonic()`), until a message is
+        # acknowledged again: what a message that got no answer during its attempt is blamed on.
+        self._link_error: tuple[str, float] | None = None
+        self._acknowledged_at = -math.inf
 
     def producer(self) -> Any:
-        """The current producer: a new one after a fatal error (see the module docstring)."""
+        """The current producer: a new one after a fatal error or a stall (see the module
+        docstring and `stalled`)."""
         with self._lock:
             if self._fatal is not None:
                 fatal, self._fatal = self._fatal, None
@@ -124,7 +127,22 @@ class ProducerSession:
 
     def acknowledged(self) -> None:
         """A message was acknowledged: the connection works."""
-        self.link_error = None
+        self._link_error = None
+        self._acknowledged_at = time.monotonic()
+
+    def stalled(self, producer: Any, since: float) -> None:
+        """A message sent at `since` got no report within its attempt: if nothing at all was
+        acknowledged since, `producer` is replaced on next use. (librdkafka's idempotent
+        producer can stall for good: a broker that lost its state answers UNKNOWN_PRODUCER_ID
+        and hands out the same producer id again, seen on Tansu with 2.3.0 and 2.16.1.)"""
+        if self._acknowledged_at < since:
+            stall = KafkaError(KafkaError._TIMED_OUT, "no delivery report", fatal=False)
+            self.failed(producer, stall)
+
+    def link_error(self, since: float) -> str | None:
+        """The connection-level error reported at or after `since`, if any."""
+        found = self._link_error
+        return found[0] if found is not None and found[1] >= since else None
 
     def close(self, timeout: float) -> None:
         """Deliver what is queued for at most `timeout` seconds, then let the producer go."""
@@ -137,8 +155,8 @@ class ProducerSession:
         if error.fatal():
             self.failed(producer, error)
             logger.error("the Kafka producer failed: %s", describe(error))
-        elif error.code() in CHANNEL:
-            self.link_error = describe(error)
+        elif error.code() in LINK:
+            self._link_error = (describe(error), time.monotonic())
 
 
 class _OncePerMinute(logging.LoggerAdapter):  # type: ignore[type-arg]

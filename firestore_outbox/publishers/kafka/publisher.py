@@ -63,6 +63,7 @@ class _Report:
     def __init__(self) -> None:
         self.done = threading.Event()
         self.error: KafkaError | None = None
+        self.sent = time.monotonic()
 
     def __call__(self, error: KafkaError | None, _message: Any) -> None:
         self.error = error
@@ -102,22 +103,22 @@ class KafkaPublisher:
         except BufferError:  # the producer's queue is full: it is behind, not broken
             return self._failure(Outcome.RETRY, "Kafka: the producer's queue is full")
         except KafkaException as exc:
-            return self._raised(producer, exc.args[0])
+            return self._raised(producer, exc.args[0], report.sent)
         while not report.done.is_set():
             left = deadline - time.monotonic()
             if left <= 0 or self.session.fatal(producer):
-                return self._unreported(producer)
+                return self._unreported(producer, report.sent)
             if not self._poller.acquire(blocking=False):
                 report.done.wait(min(left, _TURN_SECONDS))  # the poller serves it
                 continue
             try:
                 producer.poll(min(left, _POLL_SECONDS))
             except KafkaException as exc:  # a fatal error, raised out of the poll
-                return self._raised(producer, exc.args[0])
+                return self._raised(producer, exc.args[0], report.sent)
             finally:
                 self._poller.release()
         if report.error is not None:
-            return self._answered(report.error)
+            return self._answered(report.error, report.sent)
         self.session.acknowledged()
         return PublishResult.delivered()
 
@@ -125,28 +126,30 @@ class KafkaPublisher:
         """Deliver what the producer still holds (at most `CLOSE_SECONDS`) and let it go."""
         self.session.close(CLOSE_SECONDS)
 
-    def _raised(self, producer: Any, error: KafkaError) -> PublishResult:
+    def _raised(self, producer: Any, error: KafkaError, sent: float) -> PublishResult:
         if error.fatal() or error.code() == KafkaError._FATAL:
             self.session.failed(producer, error)
             return self._failure(Outcome.RETRY, f"{describe(error)}; sent again later")
-        return self._answered(error)
+        return self._answered(error, sent)
 
-    def _answered(self, error: KafkaError) -> PublishResult:
-        """A delivery report's error (or `produce()`'s): a timeout while the producer's last
-        word was a connection-level error (a refused login) is the channel's fault."""
+    def _answered(self, error: KafkaError, sent: float) -> PublishResult:
+        """A delivery report's error (or `produce()`'s): a timeout while the producer said the
+        connection failed (a refused login, no broker) since the message was sent is the
+        channel's fault."""
         outcome = outcome_of(error.code())
-        link = self.session.link_error
+        link = self.session.link_error(sent)
         if outcome is Outcome.RETRY and link is not None:
             return self._failure(Outcome.CHANNEL, link)
         return self._failure(outcome, describe(error))
 
-    def _unreported(self, producer: Any) -> PublishResult:
+    def _unreported(self, producer: Any, sent: float) -> PublishResult:
         """No delivery report by the deadline, or the producer failed under the message."""
         if self.session.fatal(producer):
             return self._failure(Outcome.RETRY, "Kafka: the producer failed; sent again later")
-        link = self.session.link_error
+        link = self.session.link_error(sent)
         if link is not None:
             return self._failure(Outcome.CHANNEL, link)
+        self.session.stalled(producer, sent)
         return self._failure(Outcome.RETRY, "timeout: Kafka: no delivery report by the deadline")
 
     def _headers(self, delivery: Delivery) -> list[tuple[str, bytes]]:
