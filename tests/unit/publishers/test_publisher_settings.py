@@ -24,6 +24,7 @@ PREFIXES = {
     "eventbridge": ("RELAY_EVENTBRIDGE_",),
     "rocketmq": ("RELAY_ROCKETMQ_",),
     "amqp": ("RELAY_AMQP_",),
+    "kafka": ("RELAY_KAFKA_",),
 }
 
 
@@ -34,7 +35,7 @@ def test_a_publisher_reads_only_its_own_variables_and_names_the_missing_one(name
     def get(variable: str) -> None:
         asked.append(variable)
 
-    with pytest.raises(ConfigError, match=r"^(DOWNSTREAM_SERVICE_URL|RELAY_[A-Z]+_[A-Z]+) "):
+    with pytest.raises(ConfigError, match=r"^(DOWNSTREAM_SERVICE_URL|RELAY_[A-Z]+_[A-Z_]+) "):
         REGISTRY[name].settings.from_environment(get)
     allowed = (*PREFIXES[name], "ALIBABA_CLOUD_")
     assert asked and all(variable.startswith(allowed) for variable in asked), asked

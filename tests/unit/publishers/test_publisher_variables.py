@@ -26,7 +26,7 @@ def test_the_fc_publisher_needs_no_url_but_its_target_and_credentials() -> None:
     with pytest.raises(ConfigError, match="RELAY_FC_INVOCATION_TYPE must be async or sync"):
         load_relay_config({**FC, "RELAY_FC_INVOCATION_TYPE": "later"})
     with pytest.raises(ConfigError, match="RELAY_PUBLISHER must be one of http, fc"):
-        load_relay_config({**FC, "RELAY_PUBLISHER": "kafka"})
+        load_relay_config({**FC, "RELAY_PUBLISHER": "nats"})
     assert "t0ps3cret" not in repr(config)
 
 

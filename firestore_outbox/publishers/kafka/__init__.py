@@ -1,0 +1,1 @@
+"""firestore_outbox.publishers.kafka: internal."""
