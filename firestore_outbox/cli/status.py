@@ -44,7 +44,10 @@ STATUS_JOBS = 5
 def run(args: argparse.Namespace, settings: Settings) -> int:
     db = ops_client(settings)
     jobs = JobStore(
-        db, jobs_collection(settings.outbox_collection), lease_seconds=lock_timeout(args)
+        db,
+        jobs_collection(settings.outbox_collection),
+        lease_seconds=lock_timeout(args),
+        timeout=settings.firestore_timeout_seconds,
     ).recent(STATUS_JOBS)
     status = read_status(
         db,

@@ -54,10 +54,11 @@ class JobLease:
 
 
 class JobStore:
-    """The job documents of one outbox; `lease_seconds` is the lock timeout."""
+    """The job documents of one outbox; `lease_seconds` is the lock timeout, `timeout` the
+    Firestore deadline every call keeps (its retries included)."""
 
     def __init__(
-        self, db: Client, collection: str, *, lease_seconds: float, timeout: float = 30.0
+        self, db: Client, collection: str, *, lease_seconds: float, timeout: float
     ) -> None:
         self._db = db
         self.collection = db.collection(collection)

@@ -58,7 +58,7 @@ def follow(driver: Any, by: str, value: str) -> None:
 def test_a_job_started_from_its_dry_run_is_listed_and_cancelled(
     console: ApiProcess, db: Any, settings: Any, tmp_path: Path
 ) -> None:
-    store = JobStore(db, jobs_collection(settings.outbox_collection), lease_seconds=300)
+    store = JobStore(db, jobs_collection(settings.outbox_collection), lease_seconds=300, timeout=10)
     before = update_times(db, settings)
     with chromium("--window-size=1200,900") as browser:
         browser.set_page_load_timeout(30)

@@ -24,7 +24,7 @@ def csrf_of(page: str) -> str:
 def test_a_job_is_started_after_its_dry_run_and_can_be_cancelled(db: Any, settings: Any) -> None:
     seed(db, settings)
     before = update_times(db, settings)
-    store = JobStore(db, jobs_collection(settings.outbox_collection), lease_seconds=300)
+    store = JobStore(db, jobs_collection(settings.outbox_collection), lease_seconds=300, timeout=10)
     with serving(settings) as url:
         assert "No job yet" in requests.get(url + "/jobs", timeout=30).text
         query = {"type": "OrderPaid", "status": "PROCESSED", "rate": "5"}

@@ -128,7 +128,7 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
             Selection(event_types=("A", "B"), aggregate_id="order-1", since=NOW),
         ):
             made.append(selection.query(events, 3))
-        jobs = JobStore(db, jobs_collection("outbox"), lease_seconds=300)
+        jobs = JobStore(db, jobs_collection("outbox"), lease_seconds=300, timeout=10)
         made.append(jobs.collection.where(filter=FieldFilter("state", "==", "RUNNING")))
         made.append(jobs.collection.order_by("createdAt", direction="DESCENDING"))  # `recent`
     elif operation == "reconcile":
