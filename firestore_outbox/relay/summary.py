@@ -28,9 +28,9 @@ logger = logging.getLogger("firestore_outbox.relay.core")
 
 
 class RunStatus(str, enum.Enum):
-    """`ok`; `error` when a Firestore error ended the run, or it could publish nothing due
-    (see `RunSummary.error`); `refused` when its input (a nudge) was refused whole and
-    nothing was run (the summary's `nudgeRefusal` says why)."""
+    """How a run ended: `ok`; `error` when a Firestore error ended it, or it could publish
+    nothing due (see `RunSummary.error`); `refused` when its input (a nudge) was refused whole
+    and nothing was run (the summary's `nudgeRefusal` says why)."""
 
     OK = "ok"
     ERROR = "error"
