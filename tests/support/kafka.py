@@ -188,3 +188,20 @@ def kafka_broker() -> Iterator[KafkaBroker]:
 def headers_of(message: Message) -> dict[str, str]:
     """A message's headers, decoded (the CloudEvents Kafka binding's values are UTF-8)."""
     return {name: (value or b"").decode() for name, value in message.headers() or []}
+
+
+def unread_bytes(port: int) -> int:
+    """Bytes the kernel holds, received on local `port`, that the process behind it has not
+    read yet (the receive queues in /proc/net/tcp and tcp6): a frozen broker's pending
+    requests."""
+    total = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                total += int(fields[4].split(":")[1], 16)
+    return total
