@@ -20,6 +20,9 @@ from firestore_outbox.nudge.message import (
 )
 from firestore_outbox.publishers.fc.fc3 import task_id
 
+SECRET = "nudge-secret-0123456789"
+SIGNED = {"OUTBOX_NUDGE_SECRET": SECRET}
+
 
 def test_nudges_are_off_by_default_and_each_target_is_named() -> None:
     assert load_nudge_settings({}).mode is NudgeMode.OFF
@@ -29,21 +32,35 @@ def test_nudges_are_off_by_default_and_each_target_is_named() -> None:
         assert nudge.mode.value == mode.lower()
     assert load_nudge_settings({"OUTBOX_NUDGE": "process", **relay}).relay is not None
     assert load_nudge_settings({"OUTBOX_NUDGE": "fc3"}).fan_out is not None
-    http = load_nudge_settings({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "http://r/nudge"})
-    assert http.url == "http://r/nudge"
+    http = load_nudge_settings(
+        {"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "http://r/nudge", **SIGNED}
+    )
+    assert http.url == "http://r/nudge" and http.secrets == (SECRET,)
+    assert SECRET not in repr(http)
 
 
 @pytest.mark.parametrize(
     ("environ", "named"),
     [
         ({"OUTBOX_NUDGE": "sometimes"}, "OUTBOX_NUDGE"),
-        ({"OUTBOX_NUDGE": "http"}, "OUTBOX_NUDGE_URL"),
-        ({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "ftp://x"}, "OUTBOX_NUDGE_URL"),
+        ({"OUTBOX_NUDGE": "http", **SIGNED}, "OUTBOX_NUDGE_URL"),
+        ({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "ftp://x", **SIGNED}, "OUTBOX_NUDGE_URL"),
+        # The relay behind an HTTP trigger refuses unsigned nudges: no secret, no sender.
+        ({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "http://r/nudge"}, "OUTBOX_NUDGE_SECRET"),
+        (
+            {
+                "OUTBOX_NUDGE": "http",
+                "OUTBOX_NUDGE_URL": "http://r/",
+                "OUTBOX_NUDGE_SECRET": "short",
+            },
+            "OUTBOX_NUDGE_SECRET",
+        ),
     ],
 )
 def test_a_bad_nudge_setting_names_its_variable(environ: dict[str, str], named: str) -> None:
-    with pytest.raises(ConfigError, match=named):
+    with pytest.raises(ConfigError, match=named) as raised:
         load_nudge_settings(environ)
+    assert "short" not in str(raised.value)  # a secret is never echoed
 
 
 def test_the_http_body_is_an_event_the_relay_handler_reads_back() -> None:
