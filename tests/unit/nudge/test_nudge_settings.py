@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.shortcuts import load_nudge_settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.nudge import NudgeMode
@@ -153,3 +154,13 @@ def test_the_interval_after_a_nudge_stretches_with_the_commits_it_carried() -> N
     assert stretch(1) == stretch(4) == 1.0  # a few commits: no more wait than configured
     assert stretch(8) == 2.0
     assert stretch(1000) == MAX_STRETCH  # a busy producer: a few invocations a second
+
+
+def test_the_nudge_secret_is_a_secret_masked_wherever_it_turns_up() -> None:
+    other = "whsec_" + "b3RoZXItbnVkZ2Utc2VjcmV0LTAx"
+    configuration = Configuration.load({"OUTBOX_NUDGE_SECRET": f"{SECRET}, {other}"})
+    assert {SECRET, other} <= set(configuration.secrets())
+    assert "OUTBOX_NUDGE_SECRET" in Configuration.SECRET_VARIABLES  # the preview hides it
+    masked = configuration.mask(f"signed with {SECRET} and {other}")
+    assert SECRET not in masked and other not in masked
+    assert configuration.nudge_secrets() == (SECRET, other)
