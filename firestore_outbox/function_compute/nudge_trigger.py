@@ -22,13 +22,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.errors import OutboxError
 from firestore_outbox.nudge.message import NUDGE_TYPE, read_nudge
+from firestore_outbox.observability.logs import log_event
 from firestore_outbox.signing import (
     DEFAULT_TOLERANCE_SECONDS,
     InvalidSignature,
@@ -41,6 +45,7 @@ __all__ = [
     "TOLERANCE_SECONDS",
     "NudgeGate",
     "Refused",
+    "duplicate",
     "http_request",
     "ran",
     "response",
@@ -53,6 +58,8 @@ MAX_EVENT_BYTES = 4 * MAX_BODY_BYTES
 TOLERANCE_SECONDS = DEFAULT_TOLERANCE_SECONDS
 _SEEN_MAX = 4096  # webhook-ids remembered per instance (the oldest go first)
 
+logger = logging.getLogger("firestore_outbox.relay")
+
 
 class Refused(Exception):
     """A request `http_handler` answers without running anything: `status` and `reason`
@@ -64,8 +71,17 @@ class Refused(Exception):
         self.reason = reason
         self.headers = headers or {}
 
-    def response(self) -> dict[str, Any]:
-        """The Function Compute 3.0 HTTP response of this refusal."""
+    def answer(self, request_id: str | None) -> dict[str, Any]:
+        """Log this refusal (never a signature or a secret) and answer it: the Function
+        Compute 3.0 HTTP response."""
+        log_event(
+            logger,
+            logging.WARNING,
+            "relay.nudge_refused",
+            f"nudge refused ({self.status}): {self.reason}",
+            status=self.status,
+            requestId=request_id,
+        )
         return response(self.status, {"status": "refused", "error": self.reason}, self.headers)
 
 
@@ -95,6 +111,11 @@ _ANSWERED = (
     "requestId",
     "durationMs",
 )
+
+
+def duplicate() -> dict[str, Any]:
+    """The answer to a repeat of a nudge this instance ran within the tolerance."""
+    return response(200, {"status": "duplicate", "nudged": []})
 
 
 def ran(summary: dict[str, Any]) -> dict[str, Any]:
@@ -140,12 +161,16 @@ class NudgeGate:
         self._lock = threading.Lock()
         self._seen: OrderedDict[str, float] = OrderedDict()
 
-    def admit(
-        self, request: dict[str, Any], secrets: tuple[str, ...], count: int
-    ) -> dict[str, Any] | None:
-        """The verified nudge (its CloudEvent as a dict) of `request`, for a relay of `count`
-        partitions; None for a repeat of one admitted within the tolerance. `Refused` says
-        why not; nothing here asks Firestore anything."""
+    def admit(self, request: dict[str, Any], configuration: Configuration) -> dict[str, Any] | None:
+        """The verified nudge (its CloudEvent as a dict) of `request`, for the relay
+        `configuration` sets up (its `OUTBOX_NUDGE_SECRET`, its `RELAY_PARTITIONS`); None for
+        a repeat of one admitted within the tolerance. `Refused` says why not; nothing here
+        asks Firestore anything."""
+        try:
+            secrets = configuration.nudge_secrets()
+            count = configuration.partitions().count
+        except OutboxError as exc:
+            raise Refused(503, str(exc)) from None
         if not secrets:
             raise Refused(503, "OUTBOX_NUDGE_SECRET is not set: every nudge is refused")
         http = request["requestContext"]["http"]

@@ -24,9 +24,9 @@ from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.function_compute.nudge_trigger import (
     NudgeGate,
     Refused,
+    duplicate,
     http_request,
     ran,
-    response,
 )
 from firestore_outbox.nudge import NudgeSettings, hand_off_for
 from firestore_outbox.nudge.message import ForeignCounts, NudgeRead, read_nudge
@@ -102,24 +102,11 @@ class RelayFunction:
             request = http_request(event)
             if request is None:  # a timer's, an invocation's: Function Compute's own callers
                 return self._handle(event, context, configuration)
-            try:
-                secrets = configuration.nudge_secrets()
-                count = configuration.partitions().count
-            except OutboxError as exc:
-                raise Refused(503, str(exc)) from None
-            nudge = self._gate.admit(request, secrets, count)
+            nudge = self._gate.admit(request, configuration)
         except Refused as exc:
-            log_event(
-                logger,
-                logging.WARNING,
-                "relay.nudge_refused",
-                f"nudge refused ({exc.status}): {exc.reason}",
-                status=exc.status,
-                requestId=getattr(context, "request_id", None),
-            )
-            return exc.response()
+            return exc.answer(getattr(context, "request_id", None))
         if nudge is None:
-            return response(200, {"status": "duplicate", "nudged": []})
+            return duplicate()
         return ran(self._handle(nudge, context, configuration))
 
     def _handle(self, event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
