@@ -24,6 +24,10 @@ Secrets: `whsec_<base64>` as the standard writes them, or any other string of at
 characters, whose UTF-8 bytes are then the key (its standard form is `whsec_` + their base64).
 During a rotation the sender signs with each secret (space-separated `v1,...` entries) and the
 verifier accepts any secret it holds.
+
+The relay's `http` nudges are signed the same way, with a secret of their own
+(`OUTBOX_NUDGE_SECRET`): the headers above over the nudge's CloudEvent JSON, whose attributes
+all travel inside the signed body (`firestore_outbox.function_compute.nudge_trigger`).
 """
 
 from __future__ import annotations
@@ -199,6 +203,16 @@ def verify(
     if not matched:
         raise InvalidSignature("no signature matches the body and a known secret")
     return t
+
+
+def signature_headers(headers: Mapping[str, str]) -> tuple[str | None, str | None, str | None]:
+    """The `webhook-id`, `webhook-timestamp` and `webhook-signature` of HTTP `headers`, looked
+    up whatever their case (Function Compute hands them over as `Webhook-Id`, ...), each None
+    when absent: what `verify` takes."""
+    lowered = {str(name).lower(): value for name, value in headers.items()}
+    found = (lowered.get(name) for name in (ID_HEADER, TIMESTAMP_HEADER, SIGNATURE_HEADER))
+    webhook_id, timestamp, signature = (v if isinstance(v, str) else None for v in found)
+    return webhook_id, timestamp, signature
 
 
 def check_digest(webhook_id: str, attributes: Mapping[str, str]) -> None:

@@ -130,7 +130,16 @@ class Configuration:
             )
         if nudge.mode is NudgeMode.PROCESS:
             return NudgeSettings(mode=nudge.mode, url=nudge.url, relay=self.relay())
-        return NudgeSettings(mode=nudge.mode, url=nudge.url, partition_count=count)
+        return NudgeSettings(
+            mode=nudge.mode, url=nudge.url, secrets=nudge.secrets, partition_count=count
+        )
+
+    def nudge_secrets(self) -> tuple[str, ...]:
+        """`OUTBOX_NUDGE_SECRET`: what the relay behind an HTTP trigger verifies nudges with,
+        whatever its own `OUTBOX_NUDGE`; `ConfigError` names a malformed one."""
+        from firestore_outbox.nudge.settings import nudge_secrets
+
+        return nudge_secrets(self.get)
 
     def watchdog(self) -> WatchdogSettings:
         """The watchdog's `WatchdogSettings` (`WATCHDOG_*`, `OUTBOX_HEALTH_COLLECTION`)."""

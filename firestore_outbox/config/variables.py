@@ -481,8 +481,18 @@ VARIABLES: tuple[Variable, ...] = (
         "`OUTBOX_NUDGE_URL`",
         "none (`OUTBOX_NUDGE=http` needs it)",
         (
-            "where `OUTBOX_NUDGE=http` POSTs its nudge: a JSON body the relay handler accepts "
-            "as its event (a relay behind an HTTP trigger)"
+            "where `OUTBOX_NUDGE=http` POSTs its nudge: the URL of the relay function's HTTP "
+            "trigger (`firestore_outbox.function_compute.http_handler`)"
+        ),
+    ),
+    Variable(
+        "`OUTBOX_NUDGE_SECRET`",
+        "none (`OUTBOX_NUDGE=http` needs it)",
+        (
+            "signs every `http` nudge (Standard Webhooks headers); the HTTP-triggered relay "
+            "function refuses a nudge not signed with it (401) and every request while it is "
+            "unset (503). The same value on producers and that function: `whsec_<base64>` or "
+            "at least 16 characters, comma-separated during a rotation (a secret)"
         ),
     ),
     Variable(

@@ -1,4 +1,5 @@
-"""The relay as a timer-triggered Function Compute function: `handler` and `initialize`.
+"""The relay as a Function Compute function: `handler` (a timer's, a nudge's or a fan-out's
+event), `http_handler` (behind an HTTP trigger: signed nudges) and `initialize`.
 
 Both read the configuration when they run, never at import, so a missing variable is
 reported by each invocation instead of crashing every cold start. The relay is built once
@@ -20,6 +21,13 @@ from firestore_outbox.config.loader import Configuration
 from firestore_outbox.errors import ConfigError, OutboxError
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.function_compute.nudge_trigger import (
+    NudgeGate,
+    Refused,
+    duplicate,
+    http_request,
+    ran,
+)
 from firestore_outbox.nudge import NudgeSettings, hand_off_for
 from firestore_outbox.nudge.message import ForeignCounts, NudgeRead, read_nudge
 from firestore_outbox.observability.logs import configure_logging, log_event
@@ -33,7 +41,7 @@ from firestore_outbox.relay.core import Relay
 from firestore_outbox.relay.fan_out import is_fan_out
 from firestore_outbox.relay.summary import refused_summary
 
-__all__ = ["RelayFunction", "handler", "initialize"]
+__all__ = ["RelayFunction", "handler", "http_handler", "initialize"]
 
 logger = logging.getLogger("firestore_outbox.relay")
 
@@ -44,8 +52,9 @@ _gauges_lock = threading.Lock()
 
 
 class RelayFunction:
-    """A Function Compute relay function: `handler(event, context)` and `initialize(context)`,
-    with the relay they share on a warm instance. `load` reads the configuration (default:
+    """A Function Compute relay function: `handler(event, context)`,
+    `http_handler(event, context)` and `initialize(context)`, with the relay they share on a
+    warm instance. `load` reads the configuration (default:
     the environment over `./.env`, once per invocation)."""
 
     def __init__(self, load: Callable[[], Configuration] = Configuration.load) -> None:
@@ -56,6 +65,7 @@ class RelayFunction:
         self._backlog: list[Callable[[], tuple[dict[str, int], float | None]]] = []
         self._foreign = ForeignCounts()  # producers of another RELAY_PARTITIONS, logged
         self._nudges_seen: Counter[str] = Counter()  # the hand-off nudger's, at the last beat
+        self._gate = NudgeGate()  # what http_handler lets through
 
     @property
     def relay(self) -> Relay | None:
@@ -76,7 +86,30 @@ class RelayFunction:
         """Drain due outbox events; return (and log) the summary of this invocation."""
         # Every invocation reads the configuration once (the environment and ./.env): the
         # secrets to mask may have changed with it.
+        return self._handle(event, context, self._load())
+
+    def http_handler(
+        self, event: bytes | str | dict[str, Any] | None, context: Any
+    ) -> dict[str, Any]:
+        """The relay behind an HTTP trigger (Function Compute 3.0): run the request's signed
+        nudge as `handler` runs a nudge and answer an HTTP response (`statusCode`, `headers`,
+        `body`): 200 with what ran, or 400, 401, 405, 413, 503 with why not, before anything
+        asks Firestore (`firestore_outbox.function_compute.nudge_trigger`). Any other event
+        (a timer's, an `InvokeFunction`'s) is `handler`'s: one function may carry both."""
         configuration = self._load()
+        configure_logging(configuration.secrets(), thread_exceptions=True)
+        try:
+            request = http_request(event)
+            if request is None:  # a timer's, an invocation's: Function Compute's own callers
+                return self._handle(event, context, configuration)
+            nudge = self._gate.admit(request, configuration)
+        except Refused as exc:
+            return exc.answer(getattr(context, "request_id", None))
+        if nudge is None:
+            return duplicate()
+        return ran(self._handle(nudge, context, configuration))
+
+    def _handle(self, event: Any, context: Any, configuration: Configuration) -> dict[str, Any]:
         try:
             return self._invoke(event, context, configuration)
         finally:
@@ -263,4 +296,5 @@ def _time_budget(context: Any, config: RelayConfig) -> tuple[float | None, str |
 
 _default = RelayFunction()
 handler = _default.handler
+http_handler = _default.http_handler
 initialize = _default.initialize

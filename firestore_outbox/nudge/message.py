@@ -1,8 +1,10 @@
 """What a nudge carries: a CloudEvent of type `NUDGE_TYPE` whose data names the partitions
 of the events just committed. FC 3.0's async invoke delivers it as the relay function's
-event; the `http` target POSTs the same JSON, which `function_compute.relay_handler.handler`
-accepts as its event too. A nudge carries no event data: a forged one can only make the relay
-look at partitions a timer tick would look at anyway, so it is not signed.
+event; the `http` target POSTs the same JSON, signed with `OUTBOX_NUDGE_SECRET`, to the relay
+function's HTTP trigger (`firestore_outbox.function_compute.http_handler`, which refuses an
+unsigned one before it asks Firestore anything). A nudge carries no event data: a forged one
+could only make the relay look at partitions a timer tick would look at anyway, but an
+anonymous trigger would let anyone start invocations.
 
 It is still input from outside (an HTTP trigger, another team's producer): `read_nudge` takes
 only whole numbers in `[0, RELAY_PARTITIONS)`, once each, from a list no longer than

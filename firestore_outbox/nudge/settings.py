@@ -1,5 +1,6 @@
-"""The nudge's settings: `OUTBOX_NUDGE` (`off`, `fc3`, `http`, `process`) and
-`OUTBOX_NUDGE_URL` (the `http` target), read like every other variable."""
+"""The nudge's settings: `OUTBOX_NUDGE` (`off`, `fc3`, `http`, `process`),
+`OUTBOX_NUDGE_URL` (the `http` target) and `OUTBOX_NUDGE_SECRET` (what `http` nudges are
+signed with), read like every other variable."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.fan_out import FanOutSettings
 
-__all__ = ["NudgeMode", "NudgeSettings"]
+__all__ = ["NudgeMode", "NudgeSettings", "nudge_secrets"]
 
 
 class NudgeMode(str, Enum):
@@ -28,7 +29,8 @@ class NudgeMode(str, Enum):
 
 @dataclass(frozen=True, kw_only=True)
 class NudgeSettings:
-    """`mode` and, for `http`, `url` (for `fc3`, `fan_out`; for `process`, `relay`). The
+    """`mode` and, for `http`, `url` and the `secrets` its nudges are signed with (for
+    `fc3`, `fan_out`; for `process`, `relay`). The
     sender's bounds: at most `queue_size` nudges waiting (more are dropped and counted),
     `timeout_seconds` per nudge sent, at least `interval_seconds` per token of the sender's
     bucket (a burst of two goes at once, then one nudge per interval, stretched under load:
@@ -36,6 +38,8 @@ class NudgeSettings:
 
     mode: NudgeMode = NudgeMode.OFF
     url: str | None = None
+    # OUTBOX_NUDGE_SECRET (several during a rotation): an `http` nudge is signed with each.
+    secrets: tuple[str, ...] = field(default=(), repr=False)
     queue_size: int = 1000
     timeout_seconds: float = 2.0
     interval_seconds: float = 0.1
@@ -54,17 +58,35 @@ class NudgeSettings:
             if not self.url:
                 raise ConfigError("OUTBOX_NUDGE_URL is required with OUTBOX_NUDGE=http")
             usable_url("OUTBOX_NUDGE_URL", self.url)
+            if not self.secrets:
+                # The relay behind an HTTP trigger refuses unsigned nudges (anyone can call
+                # an anonymous trigger): without a secret every nudge would be refused.
+                raise ConfigError(
+                    "OUTBOX_NUDGE_SECRET is required with OUTBOX_NUDGE=http (the relay's "
+                    "HTTP trigger refuses unsigned nudges)"
+                )
         if self.queue_size < 1 or self.timeout_seconds <= 0 or self.interval_seconds < 0:
             raise ConfigError("the nudge's queue, timeout and interval must be positive")
 
     @classmethod
     def from_environment(cls, get: Get) -> NudgeSettings:
-        """`OUTBOX_NUDGE` and `OUTBOX_NUDGE_URL` as `get` looks them up (`Configuration.nudge()`
-        calls this); `ConfigError` names a bad one."""
+        """`OUTBOX_NUDGE`, `OUTBOX_NUDGE_URL` and `OUTBOX_NUDGE_SECRET` as `get` looks them up
+        (`Configuration.nudge()` calls this); `ConfigError` names a bad one."""
         raw = (get("OUTBOX_NUDGE") or "off").lower()
         try:
             mode = NudgeMode(raw)
         except ValueError:
             names = ", ".join(m.value for m in NudgeMode)
             raise ConfigError(f"OUTBOX_NUDGE must be one of {names}, got {raw!r}") from None
-        return cls(mode=mode, url=get("OUTBOX_NUDGE_URL"))
+        return cls(mode=mode, url=get("OUTBOX_NUDGE_URL"), secrets=nudge_secrets(get))
+
+
+def nudge_secrets(get: Get) -> tuple[str, ...]:
+    """`OUTBOX_NUDGE_SECRET`'s secrets (comma-separated during a rotation), each checked;
+    `ConfigError` names the variable, never the value."""
+    from firestore_outbox.signing import parse_secrets
+
+    try:
+        return parse_secrets(get("OUTBOX_NUDGE_SECRET"))
+    except ValueError as exc:
+        raise ConfigError(f"OUTBOX_NUDGE_SECRET: {exc}") from None

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.nudge.message import nudge_body, nudge_delivery
 from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings
-from firestore_outbox.publishers.base import Outcome
+from firestore_outbox.publishers.base import Outcome, cloudevent_attributes
 from firestore_outbox.publishers.cloud import access_key
 from firestore_outbox.publishers.fc.settings import check_function
 from firestore_outbox.publishers.http.transport import HttpTransport
 from firestore_outbox.publishers.http.urls import split_credentials, url_secrets
+from firestore_outbox.signing import Signer
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -60,17 +61,27 @@ class Fc3Nudge:
 
 
 class HttpNudge:
-    """POSTs the nudge's CloudEvent JSON to `url` (a relay behind an HTTP trigger) through
-    the HTTP publisher's transport: one deadline, `timeout` seconds, over the connect, the
-    send and the whole answer, so a target that trickles its answer holds the sender no
-    longer than that. A token in the URL never reaches a log; user info goes as Basic auth."""
+    """POSTs the nudge's CloudEvent JSON to `url` (a relay behind an HTTP trigger:
+    `firestore_outbox.function_compute.http_handler`) through the HTTP publisher's
+    transport: one deadline, `timeout` seconds, over the connect, the send and the whole
+    answer, so a target that trickles its answer holds the sender no longer than that. With
+    `secrets` (`OUTBOX_NUDGE_SECRET`) each nudge is signed as deliveries are (Standard
+    Webhooks headers over the exact body). A token in the URL never reaches a log; user info
+    goes as Basic auth."""
 
     def __init__(
-        self, url: str, timeout: float, *, unique: bool = False, count: int | None = None
+        self,
+        url: str,
+        timeout: float,
+        *,
+        unique: bool = False,
+        count: int | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self._url, self._authorization = split_credentials(url)
         self._unique = unique
         self._count = count
+        self._signer = Signer(secrets) if secrets else None
         self._transport = HttpTransport(
             connect_timeout=timeout, read_timeout=timeout, pool_size=1, secrets=url_secrets(url)
         )
@@ -81,10 +92,13 @@ class HttpNudge:
         delivery = nudge_delivery(
             partitions, SOURCE, deadline, unique=self._unique, count=self._count
         )
+        body = nudge_body(delivery)
         headers = {"Content-Type": "application/json"}
+        if self._signer is not None:  # the body holds every attribute: all of it is signed
+            headers.update(self._signer.sign(cloudevent_attributes(delivery), body).headers())
         if self._authorization:
             headers["Authorization"] = self._authorization
-        result = self._transport.post(self._url, nudge_body(delivery), headers, deadline=deadline)
+        result = self._transport.post(self._url, body, headers, deadline=deadline)
         if result.outcome is not Outcome.DELIVERED:
             logger.debug("nudge not taken: %s", result.error)
         return result.outcome is Outcome.DELIVERED
@@ -104,7 +118,11 @@ def build_target(
     `unique`: each nudge with a task id of its own (a relay's hand-offs)."""
     if nudge.mode is NudgeMode.HTTP:
         return HttpNudge(
-            str(nudge.url), nudge.timeout_seconds, unique=unique, count=nudge.partition_count
+            str(nudge.url),
+            nudge.timeout_seconds,
+            unique=unique,
+            count=nudge.partition_count,
+            secrets=nudge.secrets,
         )
     if nudge.mode is NudgeMode.PROCESS:
         from firestore_outbox.nudge.process import ProcessNudge

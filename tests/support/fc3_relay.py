@@ -1,7 +1,8 @@
 """Function Compute 3.0 running the relay function: its async InvokeFunction API (`Fc3Endpoint`,
 which checks every request's V3 signature) answers 202, then runs the relay handler with the
 invocation's event in a NEW PROCESS per invocation (`tests.support.handler_process`), as Function
-Compute runs an instance, with the function's own `environment`."""
+Compute runs an instance, with the function's own `environment`; and its HTTP trigger
+(`http_trigger`), which hands `http_handler` each request as FC 3.0's HTTP event."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from firestore_outbox.config.loader import Configuration
 from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.function_compute import RelayFunction as RelayHandlers
+from tests.support.fc3_http import answer_of, http_event
 from tests.support.fc3_server import Fc3Endpoint
+from tests.support.fc_invocation import fc_context
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_ID, SECRET = "AKID-nudge", "nudge-secret"
@@ -32,6 +37,8 @@ class RelayFunction:
         self.failures: list[str] = []
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
+        # The HTTP-triggered function's warm instance (`http_trigger`).
+        self._instance = RelayHandlers(lambda: Configuration.load(self.environment))
 
     def caller_environment(self, url: str, function: str = "relay") -> dict[str, str]:
         """The variables a producer (or fan-out) needs to invoke this function."""
@@ -49,10 +56,19 @@ class RelayFunction:
         return answer
 
     def http_trigger(self, request: Received) -> Answer:
-        """A relay behind an HTTP trigger (`OUTBOX_NUDGE=http`): the POSTed body is the
-        handler's event; answered at once, run in a process of its own."""
-        self._start(request)
-        return Answer(202)
+        """A relay behind an HTTP trigger (`OUTBOX_NUDGE=http`), as FC 3.0 runs one: the
+        request wrapped as its event (`tests.support.fc3_http`) for `http_handler` on one warm
+        instance (in this process, with the function's `environment`), its response struct
+        answered; `summaries` holds the answers' bodies."""
+        with self._lock:
+            self.invocations.append(request)
+            request_id = f"invocation-{len(self.invocations)}"
+        headers = {name: value for name, value in request.headers.items() if name != "host"}
+        event = http_event("POST", request.path, request.body, **headers)
+        response = self._instance.http_handler(event, fc_context(request_id))
+        with self._lock:
+            self.summaries.append(json.loads(response["body"]))
+        return answer_of(response)
 
     def _start(self, request: Received) -> None:
         with self._lock:
@@ -69,9 +85,9 @@ class RelayFunction:
         for thread in threads:
             thread.join(timeout)
 
-    def _run(self, event: bytes, request_id: str) -> None:
+    def _run(self, event: bytes, request_id: str, *flags: str) -> dict[str, Any] | None:
         done = subprocess.run(
-            [sys.executable, "-m", "tests.support.handler_process", request_id],
+            [sys.executable, "-m", "tests.support.handler_process", request_id, *flags],
             input=event,
             capture_output=True,
             env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT), **self.environment},
@@ -83,5 +99,7 @@ class RelayFunction:
         with self._lock:
             if "\nSUMMARY " not in out:
                 self.failures.append(done.stderr.decode(errors="replace")[-2000:])
-                return
-            self.summaries.append(json.loads(out.rsplit("\nSUMMARY ", 1)[1]))
+                return None
+            summary: dict[str, Any] = json.loads(out.rsplit("\nSUMMARY ", 1)[1])
+            self.summaries.append(summary)
+            return summary

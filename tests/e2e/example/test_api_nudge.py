@@ -17,7 +17,12 @@ def test_the_order_api_nudges_the_relay_with_its_events_partition(
 ) -> None:
     with (
         Receiver(lambda _: Answer(202)) as relay,
-        api_server(settings, OUTBOX_NUDGE="http", OUTBOX_NUDGE_URL=relay.url) as server,
+        api_server(
+            settings,
+            OUTBOX_NUDGE="http",
+            OUTBOX_NUDGE_URL=relay.url,
+            OUTBOX_NUDGE_SECRET="nudge-secret-0123456789",
+        ) as server,
     ):
         created = requests.post(
             f"{server.url}/orders",
@@ -30,4 +35,5 @@ def test_the_order_api_nudges_the_relay_with_its_events_partition(
     assert created.status_code == 201, created.text
     event = db.collection("outbox").document(created.json()["eventId"]).get().to_dict()
     assert nudge.json()["type"] == NUDGE_TYPE
+    assert nudge.headers["webhook-signature"].startswith("v1,")  # signed, OUTBOX_NUDGE_SECRET
     assert nudged_partitions(nudge.json(), 16) == [event["partition"]]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +13,7 @@ from firestore_outbox.example import make_api
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.function_compute import HttpFunction
 from function_compute import api_handler
+from tests.support.fc3_http import http_event as event
 
 pytestmark = pytest.mark.emulator
 
@@ -27,35 +27,6 @@ def handler_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator
     # A fresh function per test (as a new instance would be): built on its first request.
     monkeypatch.setattr(api_handler, "handler", HttpFunction(make_api).handler)
     yield
-
-
-def event(method: str, path: str, body: bytes = b"", binary: bool = False, **headers: str) -> bytes:
-    """An HTTP trigger event as Function Compute 3.0 documents it, as the bytes it passes."""
-    return json.dumps(
-        {
-            "version": "v1",
-            "rawPath": path,
-            "body": base64.b64encode(body).decode() if binary else body.decode(),
-            "isBase64Encoded": binary,
-            "headers": {"content-type": "application/json", **headers},
-            "queryParameters": {},
-            "requestContext": {
-                "accountId": "123456789",
-                "domainName": "abc.cn-hangzhou.fcapp.run",
-                "domainPrefix": "abc",
-                "http": {
-                    "method": method,
-                    "path": path,
-                    "protocol": "HTTP/1.1",
-                    "sourceIp": "11.11.11.11",
-                    "userAgent": "test",
-                },
-                "requestId": "1-64f6cd87-0000",
-                "time": "2023-09-05T06:41:11Z",
-                "timeEpoch": "1693896071895",
-            },
-        }
-    ).encode()
 
 
 def call(raw: bytes) -> dict[str, Any]:

@@ -63,7 +63,9 @@ def outbox_partition(db: firestore.Client, settings: Settings) -> int:
 def test_http_and_in_process_nudges_deliver(
     target: str, db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
-    env = relay_environment(settings, receiver.url, OUTBOX_NUDGE=target)
+    env = relay_environment(
+        settings, receiver.url, OUTBOX_NUDGE=target, OUTBOX_NUDGE_SECRET="nudge-secret-0123456789"
+    )
     function = RelayFunction(env)
     with Receiver(function.http_trigger) as relay_url:
         if target == "http":
@@ -78,6 +80,8 @@ def test_http_and_in_process_nudges_deliver(
     assert [e["status"] for e in outbox(db, settings).values()] == ["PROCESSED"]
     if target == "http":
         assert function.failures == []
+        # the HTTP trigger's answer (200): the nudged partition drained, without a timer run
         assert [s["nudged"] for s in function.summaries] == [[outbox_partition(db, settings)]]
+        assert function.summaries[0]["processed"] == 1
     else:
         assert function.summaries == []  # drained in this process

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.shortcuts import load_nudge_settings
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.nudge import NudgeMode
@@ -20,6 +21,9 @@ from firestore_outbox.nudge.message import (
 )
 from firestore_outbox.publishers.fc.fc3 import task_id
 
+SECRET = "nudge-secret-0123456789"
+SIGNED = {"OUTBOX_NUDGE_SECRET": SECRET}
+
 
 def test_nudges_are_off_by_default_and_each_target_is_named() -> None:
     assert load_nudge_settings({}).mode is NudgeMode.OFF
@@ -29,21 +33,35 @@ def test_nudges_are_off_by_default_and_each_target_is_named() -> None:
         assert nudge.mode.value == mode.lower()
     assert load_nudge_settings({"OUTBOX_NUDGE": "process", **relay}).relay is not None
     assert load_nudge_settings({"OUTBOX_NUDGE": "fc3"}).fan_out is not None
-    http = load_nudge_settings({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "http://r/nudge"})
-    assert http.url == "http://r/nudge"
+    http = load_nudge_settings(
+        {"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "http://r/nudge", **SIGNED}
+    )
+    assert http.url == "http://r/nudge" and http.secrets == (SECRET,)
+    assert SECRET not in repr(http)
 
 
 @pytest.mark.parametrize(
     ("environ", "named"),
     [
         ({"OUTBOX_NUDGE": "sometimes"}, "OUTBOX_NUDGE"),
-        ({"OUTBOX_NUDGE": "http"}, "OUTBOX_NUDGE_URL"),
-        ({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "ftp://x"}, "OUTBOX_NUDGE_URL"),
+        ({"OUTBOX_NUDGE": "http", **SIGNED}, "OUTBOX_NUDGE_URL"),
+        ({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "ftp://x", **SIGNED}, "OUTBOX_NUDGE_URL"),
+        # The relay behind an HTTP trigger refuses unsigned nudges: no secret, no sender.
+        ({"OUTBOX_NUDGE": "http", "OUTBOX_NUDGE_URL": "http://r/nudge"}, "OUTBOX_NUDGE_SECRET"),
+        (
+            {
+                "OUTBOX_NUDGE": "http",
+                "OUTBOX_NUDGE_URL": "http://r/",
+                "OUTBOX_NUDGE_SECRET": "short",
+            },
+            "OUTBOX_NUDGE_SECRET",
+        ),
     ],
 )
 def test_a_bad_nudge_setting_names_its_variable(environ: dict[str, str], named: str) -> None:
-    with pytest.raises(ConfigError, match=named):
+    with pytest.raises(ConfigError, match=named) as raised:
         load_nudge_settings(environ)
+    assert "short" not in str(raised.value)  # a secret is never echoed
 
 
 def test_the_http_body_is_an_event_the_relay_handler_reads_back() -> None:
@@ -136,3 +154,13 @@ def test_the_interval_after_a_nudge_stretches_with_the_commits_it_carried() -> N
     assert stretch(1) == stretch(4) == 1.0  # a few commits: no more wait than configured
     assert stretch(8) == 2.0
     assert stretch(1000) == MAX_STRETCH  # a busy producer: a few invocations a second
+
+
+def test_the_nudge_secret_is_a_secret_masked_wherever_it_turns_up() -> None:
+    other = "whsec_" + "b3RoZXItbnVkZ2Utc2VjcmV0LTAx"
+    configuration = Configuration.load({"OUTBOX_NUDGE_SECRET": f"{SECRET}, {other}"})
+    assert {SECRET, other} <= set(configuration.secrets())
+    assert "OUTBOX_NUDGE_SECRET" in Configuration.SECRET_VARIABLES  # the preview hides it
+    masked = configuration.mask(f"signed with {SECRET} and {other}")
+    assert SECRET not in masked and other not in masked
+    assert configuration.nudge_secrets() == (SECRET, other)
