@@ -48,12 +48,16 @@ class OutboxCollections:
     health: str
 
     def __post_init__(self) -> None:
+        # A name derived from a valid one may still be too long: say which variable names it.
         for variable, name in (
             ("OUTBOX_COLLECTION", self.outbox),
-            ("RELAY_PARTITION_COLLECTION", self.partitions),
-            ("OUTBOX_HEALTH_COLLECTION", self.health),
-            ("OUTBOX_COLLECTION (re-drive jobs)", self.redrive),
-            ("RELAY_PARTITION_COLLECTION (lease-mode records)", self.partition_modes),
+            (
+                "RELAY_PARTITION_COLLECTION (unset: OUTBOX_COLLECTION + _partitions)",
+                self.partitions,
+            ),
+            ("RELAY_PARTITION_COLLECTION + _mode (the lease-mode records)", self.partition_modes),
+            ("OUTBOX_HEALTH_COLLECTION (unset: OUTBOX_COLLECTION + _health)", self.health),
+            ("OUTBOX_COLLECTION + _redrive (the re-drive jobs)", self.redrive),
         ):
             if problem := check_collection_id(name):
                 raise ConfigError(f"{variable} {problem}")
