@@ -110,10 +110,12 @@ class Configuration:
         lease-mode records, heartbeats and re-drive jobs named after it unless
         `RELAY_PARTITION_COLLECTION` / `OUTBOX_HEALTH_COLLECTION` name them (what the relay,
         the watchdog, the console and the commands of this configuration all use)."""
+        # Only these variables: `outbox status` must not fail on a watchdog's or relay's other
+        # settings it never uses.
         return OutboxCollections.of(
             self.settings.outbox_collection,
-            partitions=self.partitions().collection,
-            health=self.watchdog().collection,
+            partitions=self.get("RELAY_PARTITION_COLLECTION"),
+            health=self.get("OUTBOX_HEALTH_COLLECTION"),
         )
 
     def relay(self) -> RelayConfig:

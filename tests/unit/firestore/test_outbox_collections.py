@@ -75,6 +75,12 @@ def test_a_bad_name_is_refused_naming_its_variable(environ: dict[str, str], name
         _ = Configuration.load(environ).collections
 
 
+def test_the_names_need_no_other_setting_of_the_relay_or_the_watchdog() -> None:
+    # `outbox status` reads them: a bad webhook URL or lease mode is not its business.
+    environ = {"WATCHDOG_WEBHOOK_URL": "not a url", "RELAY_LEASES": "bogus"}
+    assert Configuration.load(environ).collections == OutboxCollections.of("outbox")
+
+
 def test_every_component_of_one_configuration_uses_the_same_collections() -> None:
     config = Configuration.load(
         {
