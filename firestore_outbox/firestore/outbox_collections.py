@@ -61,6 +61,16 @@ class OutboxCollections:
         ):
             if problem := check_collection_id(name):
                 raise ConfigError(f"{variable} {problem}")
+        # Lease documents among the events (or heartbeats among the leases) would be read as
+        # what they are not.
+        names = self.names()
+        for role, name in names.items():
+            same = [r for r, n in names.items() if n == name and r != role]
+            if same:
+                raise ConfigError(
+                    f"RELAY_PARTITION_COLLECTION, OUTBOX_HEALTH_COLLECTION and OUTBOX_COLLECTION "
+                    f"must name different collections: {role} and {same[0]} are both {name!r}"
+                )
 
     @classmethod
     def of(

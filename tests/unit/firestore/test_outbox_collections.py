@@ -68,6 +68,12 @@ def test_an_explicit_variable_wins() -> None:
         ({"OUTBOX_HEALTH_COLLECTION": "__x__"}, "OUTBOX_HEALTH_COLLECTION"),
         # Valid on its own, too long once `_partitions` is added.
         ({"OUTBOX_COLLECTION": "o" * MAX_NAME_BYTES}, "OUTBOX_COLLECTION + _partitions"),
+        # The leases among the events, the heartbeats among the leases.
+        ({"RELAY_PARTITION_COLLECTION": "outbox"}, "outbox and partitions are both 'outbox'"),
+        (
+            {"OUTBOX_HEALTH_COLLECTION": "outbox_partitions"},
+            "partitions and health are both 'outbox_partitions'",
+        ),
     ],
 )
 def test_a_bad_name_is_refused_naming_its_variable(environ: dict[str, str], named: str) -> None:
