@@ -52,10 +52,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         token=token,
         secrets=secrets,
         lock_timeout_seconds=lock_timeout(args),
-        partition_collection=args.config.partitions().collection,
+        partition_collection=args.config.collections.partitions,
         partitions=args.config.partitions().count,
         refresh_seconds=args.refresh,
-        health_collection=args.config.watchdog().collection,
+        health_collection=args.config.collections.health,
         thresholds=args.config.watchdog().thresholds,
     )
     server = create_server(

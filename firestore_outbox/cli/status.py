@@ -21,7 +21,6 @@ from firestore_outbox.fields import EventStatus
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import read_status
 from firestore_outbox.redrive.jobs import JobStore
-from firestore_outbox.redrive.service import jobs_collection
 
 
 def register(commands: Any) -> None:
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     db = ops_client(settings)
     jobs = JobStore(
         db,
-        jobs_collection(settings.outbox_collection),
+        args.config.collections.redrive,
         lease_seconds=lock_timeout(args),
         timeout=settings.firestore_timeout_seconds,
     ).recent(STATUS_JOBS)

@@ -3,6 +3,7 @@ and builds every settings object from that one snapshot.
 
     config = Configuration.load()       # os.environ over ./.env, read here and only here
     config.settings                     # Settings: Firestore, collections, logging
+    config.collections                  # OutboxCollections: the outbox's own collections
     config.relay()                      # RelayConfig: needs DOWNSTREAM_SERVICE_URL (or fc)
     config.partitions(), config.nudge(), config.idempotency(), config.receiver(), config.secrets()
 
@@ -43,6 +44,7 @@ from firestore_outbox.config.secrets import (
     configured_secrets,
 )
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.firestore.outbox_collections import OutboxCollections
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.masking import masker
 from firestore_outbox.numbers import Get, parse_seconds
@@ -101,6 +103,20 @@ class Configuration:
     def settings(self) -> Settings:
         """The library's `Settings` (built once; `ConfigError` names a bad variable)."""
         return Settings.from_environment(self.get)
+
+    @functools.cached_property
+    def collections(self) -> OutboxCollections:
+        """Every collection of this outbox: `OUTBOX_COLLECTION`, and the partition leases,
+        lease-mode records, heartbeats and re-drive jobs named after it unless
+        `RELAY_PARTITION_COLLECTION` / `OUTBOX_HEALTH_COLLECTION` name them (what the relay,
+        the watchdog, the console and the commands of this configuration all use)."""
+        # Only these variables: `outbox status` must not fail on a watchdog's or relay's other
+        # settings it never uses.
+        return OutboxCollections.of(
+            self.settings.outbox_collection,
+            partitions=self.get("RELAY_PARTITION_COLLECTION"),
+            health=self.get("OUTBOX_HEALTH_COLLECTION"),
+        )
 
     def relay(self) -> RelayConfig:
         """The relay's `RelayConfig`, its publisher's, partitions', fan-out's and ramp's

@@ -64,7 +64,11 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "`ORDERS_COLLECTION`, `OUTBOX_COLLECTION`",
         "`orders`, `outbox`",
-        "collection names (must differ)",
+        (
+            "collection names (must differ). The outbox's own collections are named after "
+            "`OUTBOX_COLLECTION`: `{OUTBOX_COLLECTION}_partitions`, `_partitions_mode`, "
+            "`_health`, `_redrive` (see [Documents](../concepts/documents.md))"
+        ),
     ),
     Variable(
         "`DOWNSTREAM_SERVICE_URL`",
@@ -394,8 +398,12 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "`RELAY_PARTITION_COLLECTION`",
-        "`outbox_partitions`",
-        "the partition lease documents",
+        "`{OUTBOX_COLLECTION}_partitions` (`outbox_partitions`)",
+        (
+            "the partition lease documents; the relays' lease-mode records go to this name + "
+            "`_mode`. Derived from `OUTBOX_COLLECTION` unless set (before 0.7 always "
+            "`outbox_partitions`; see [Upgrading](../upgrading.md))"
+        ),
     ),
     Variable(
         "`RELAY_FAN_OUT_MAX`",
@@ -505,10 +513,11 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         "`OUTBOX_HEALTH_COLLECTION`",
-        "`outbox_health`",
+        "`{OUTBOX_COLLECTION}_health` (`outbox_health`)",
         (
             "where the relay's heartbeat (documents `relay-0` .. `relay-7`) and the watchdog's "
-            "incidents (`watchdog`) live (see [Watchdog and health](../watchdog.md))"
+            "incidents (`watchdog`) live (see [Watchdog and health](../watchdog.md)). Derived "
+            "from `OUTBOX_COLLECTION` unless set (before 0.7 always `outbox_health`)"
         ),
     ),
     Variable(

@@ -30,6 +30,6 @@ def make_watchdog(configuration: Configuration, db: Client | None = None) -> Wat
         settings,
         watchdog,
         partitions=partitions.count,
-        partition_collection=partitions.collection,
+        collections=configuration.collections,
         lock_timeout_seconds=configuration.seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0),
     )

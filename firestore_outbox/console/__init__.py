@@ -16,6 +16,7 @@ from firestore_outbox.console.access import Guard
 from firestore_outbox.console.app import ConsoleApp
 from firestore_outbox.console.context import Context
 from firestore_outbox.console.html import Html
+from firestore_outbox.firestore.outbox_collections import OutboxCollections
 from firestore_outbox.health.settings import Thresholds
 from firestore_outbox.partitions import DEFAULT_PARTITIONS
 
@@ -34,29 +35,30 @@ def make_console(
     token: str | None,
     secrets: Iterable[str],
     lock_timeout_seconds: float = 300.0,
-    partition_collection: str = "outbox_partitions",
+    partition_collection: str | None = None,
     partitions: int = DEFAULT_PARTITIONS,
     refresh_seconds: float = 5.0,
-    health_collection: str = "outbox_health",
+    health_collection: str | None = None,
     thresholds: Thresholds | None = None,
 ) -> ConsoleApp:
     """The console over `db` (give it a client whose calls are bounded: `ops_client`).
     `token`: required of every request when set; `secrets`: masked wherever shown (the
     token is added); `partitions` and `partition_collection`: the relay's;
     `health_collection` and `thresholds`: the heartbeat's and the watchdog's (the health panel
-    judges as the watchdog does)."""
+    judges as the watchdog does). A collection not given is the one derived from
+    `settings.outbox_collection` (`OutboxCollections`)."""
     guard = Guard(token)
     masked = tuple(secrets) + ((token,) if token else ())
     ctx = Context(
         db,
-        settings.outbox_collection,
-        partition_collection,
+        OutboxCollections.of(
+            settings.outbox_collection, partitions=partition_collection, health=health_collection
+        ),
         partitions,
         lock_timeout_seconds,
         settings.firestore_timeout_seconds,
         Html(masked, guard.csrf),
         refresh_seconds,
-        health_collection=health_collection,
         thresholds=thresholds or Thresholds(),
     )
     return ConsoleApp(ctx, guard, settings)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from firestore_outbox.console.chart import History
 from firestore_outbox.console.html import Html
+from firestore_outbox.firestore.outbox_collections import OutboxCollections
 from firestore_outbox.health.reading import Watched
 from firestore_outbox.health.settings import Thresholds
 from firestore_outbox.ops.history import Recent
 from firestore_outbox.redrive.jobs import JobStore
-from firestore_outbox.redrive.service import jobs_collection
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
@@ -47,8 +47,7 @@ class Context:
     its HTML builder and the overview's history."""
 
     db: Client
-    collection: str
-    partition_collection: str
+    collections: OutboxCollections
     partitions: int
     lock_timeout_seconds: float
     timeout: float
@@ -56,7 +55,6 @@ class Context:
     refresh_seconds: float = 5.0
     history: History = field(default_factory=History)
     # The relay's heartbeat and the watchdog's thresholds: the health panel judges as it does.
-    health_collection: str = "outbox_health"
     thresholds: Thresholds = field(default_factory=Thresholds)
     recent: RecentCache = field(default_factory=lambda: RecentCache())
 
@@ -65,12 +63,17 @@ class Context:
         return datetime.datetime.now(datetime.timezone.utc)
 
     @property
+    def collection(self) -> str:
+        """The outbox's collection (the events)."""
+        return self.collections.outbox
+
+    @property
     def watched(self) -> Watched:
         """What the health panel reads: this console's outbox, partitions and heartbeat."""
         return Watched(
-            self.collection,
-            self.health_collection,
-            self.partition_collection,
+            self.collections.outbox,
+            self.collections.health,
+            self.collections.partitions,
             self.partitions,
             self.lock_timeout_seconds,
         )
@@ -79,7 +82,7 @@ class Context:
         """The re-drive jobs of this console's outbox (the Re-drive page, the health panel)."""
         return JobStore(
             self.db,
-            jobs_collection(self.collection),
+            self.collections.redrive,
             lease_seconds=self.lock_timeout_seconds,
             timeout=self.timeout,
         )

@@ -31,8 +31,10 @@ def run_demo(settings: Settings) -> int:
     """Tell the story on stdout; return the exit code.
 
     Each run writes only to collections of its own (`demo-<run id>-orders`, `-outbox`,
-    `-inbox`, `-order_counts`) with an idempotency key of its own, so an emulator that holds
-    other data can be used again and again: that data is neither read, delivered nor changed.
+    `-inbox`, `-order_counts`, and the relay's, named after its outbox: `-outbox_partitions`,
+    `-outbox_partitions_mode`, `-outbox_health`) with an idempotency key of its own, so an
+    emulator that holds other data can be used again and again: that data, a relay's leases
+    and heartbeats included, is neither read, delivered nor changed.
     """
     run_id = uuid.uuid4().hex[:8]
     prefix = f"demo-{run_id}"

@@ -73,14 +73,15 @@ class WatchdogSettings:
     """The thresholds; the webhook (`webhook_url`, None: logs and metrics only; its `format`;
     `webhook_secret`, the robot's signing secret); `timeout_seconds`, the budget of each of the
     check's Firestore reads and of the webhook's POST; `collection`, where the heartbeats and
-    the watchdog's incident record live."""
+    the watchdog's incident record live (None: `{OUTBOX_COLLECTION}_health`, see
+    `firestore_outbox.firestore.outbox_collections`)."""
 
     thresholds: Thresholds = Thresholds()
     webhook_url: str | None = None
     webhook_format: WebhookFormat = WebhookFormat.JSON
     webhook_secret: str | None = None
     timeout_seconds: float = 5.0
-    collection: str = "outbox_health"
+    collection: str | None = None
 
     def __post_init__(self) -> None:
         if self.webhook_url is not None:
@@ -111,5 +112,5 @@ class WatchdogSettings:
             timeout_seconds=5.0
             if timeout is None
             else parse_seconds("WATCHDOG_TIMEOUT_SECONDS", timeout),
-            collection=get("OUTBOX_HEALTH_COLLECTION") or "outbox_health",
+            collection=get("OUTBOX_HEALTH_COLLECTION"),
         )

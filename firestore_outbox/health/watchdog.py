@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.firestore.deadline import error_class, firestore_host
+from firestore_outbox.firestore.outbox_collections import OutboxCollections
 from firestore_outbox.health.assess import Health, ProblemCode, judge, unreachable
 from firestore_outbox.health.incidents import Notices, Send, track
 from firestore_outbox.health.reading import Watched
@@ -72,9 +73,11 @@ class WatchReport:
 
 
 class Watchdog:
-    """Checks the outbox that `settings` (its collection) and the relay's `partitions`,
-    `partition_collection` and `lock_timeout_seconds` describe; `db` must bound its calls
-    (`with_deadline`), `send` defaults to the configured webhook (none: logs and metrics)."""
+    """Checks the outbox that `settings` (its collection) and the relay's `partitions` and
+    `lock_timeout_seconds` describe, in its `collections` (default: those of
+    `settings.outbox_collection`, the heartbeats in `watchdog.collection` if set); `db` must
+    bound its calls (`with_deadline`), `send` defaults to the configured webhook (none: logs
+    and metrics)."""
 
     def __init__(
         self,
@@ -83,15 +86,18 @@ class Watchdog:
         watchdog: WatchdogSettings,
         *,
         partitions: int,
-        partition_collection: str,
         lock_timeout_seconds: float,
+        collections: OutboxCollections | None = None,
         send: Send | None = None,
     ) -> None:
         self._db, self._settings, self._watchdog = db, settings, watchdog
+        self.collections = collections or OutboxCollections.of(
+            settings.outbox_collection, health=watchdog.collection
+        )
         self._watched = Watched(
-            settings.outbox_collection,
-            watchdog.collection,
-            partition_collection,
+            self.collections.outbox,
+            self.collections.health,
+            self.collections.partitions,
             partitions,
             lock_timeout_seconds,
         )
@@ -102,7 +108,9 @@ class Watchdog:
         w = self._watchdog
         try:
             _, health = judge(self._db, self._watched, w.thresholds, timeout=w.timeout_seconds)
-            notices = track(self._db, w.collection, health, self._send, timeout=w.timeout_seconds)
+            notices = track(
+                self._db, self.collections.health, health, self._send, timeout=w.timeout_seconds
+            )
         except (google_exceptions.GoogleAPIError, TimeoutError) as exc:
             return self._unreachable(exc)
         if self._firestore_down:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.errors import InvalidInput
+from firestore_outbox.firestore.outbox_collections import OutboxCollections
 from firestore_outbox.redrive.job import Job, JobState
 from firestore_outbox.redrive.jobs import JobStore
 from firestore_outbox.redrive.preview import Preview, preview
@@ -33,8 +34,8 @@ MAX_RATE = 10_000.0
 
 
 def jobs_collection(outbox_collection: str) -> str:
-    """Where the re-drive jobs of the outbox `outbox_collection` live."""
-    return f"{outbox_collection}_redrive"
+    """Where the re-drive jobs of the outbox `outbox_collection` live (`OutboxCollections`)."""
+    return OutboxCollections.of(outbox_collection).redrive
 
 
 def check_rate(rate: float) -> float:
@@ -89,7 +90,7 @@ class Redrive:
         self._source = config.source_for(db.project, settings.database, settings.outbox_collection)
         self.jobs = JobStore(
             db,
-            jobs_collection(settings.outbox_collection),
+            config.collections(settings.outbox_collection).redrive,
             lease_seconds=config.lock_timeout_seconds,
             timeout=self._timeout,
         )

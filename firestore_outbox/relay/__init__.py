@@ -45,6 +45,7 @@ from firestore_outbox._lazy import lazy_exports
 if TYPE_CHECKING:
     from firestore_outbox.config.loader import Configuration
     from firestore_outbox.config.shortcuts import load_relay_config
+    from firestore_outbox.firestore.outbox_collections import OutboxCollections
     from firestore_outbox.firestore.raw import route_watch_failures
     from firestore_outbox.observability.logs import configure_logging
     from firestore_outbox.publishers.amqp.settings import AmqpSettings
@@ -74,6 +75,7 @@ __all__ = [
     "FcSettings",
     "HttpSettings",
     "MnsSettings",
+    "OutboxCollections",
     "Outcome",
     "PartitionSettings",
     "PublishResult",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
+from firestore_outbox.firestore.outbox_collections import OutboxCollections
 from firestore_outbox.numbers import (
     Get,
     NumberTable,
@@ -68,9 +69,10 @@ class RelayConfig:
     # CHANNEL results in a row (the channel, not the event, is broken) that stop a run.
     breaker_threshold: int = 3
     # The heartbeat (`firestore_outbox.relay.heartbeat`): at most one write per this long per
-    # relay, unless what it reports changed; and the collection it goes to.
+    # relay, unless what it reports changed; and the collection it goes to (None:
+    # `{OUTBOX_COLLECTION}_health`, `firestore_outbox.firestore.outbox_collections`).
     heartbeat_seconds: float = 15.0
-    health_collection: str = "outbox_health"
+    health_collection: str | None = None
     event_source: str | None = None
     # Nudges on: a partition released drained is read once more (`relay.partitioned.drain`).
     recheck_released: bool = False
@@ -150,7 +152,7 @@ class RelayConfig:
             ramp=RampSettings.from_environment(get),
             publisher=entry.settings.from_environment(get),
             event_source=get("RELAY_EVENT_SOURCE"),
-            health_collection=get("OUTBOX_HEALTH_COLLECTION") or "outbox_health",
+            health_collection=get("OUTBOX_HEALTH_COLLECTION"),
             recheck_released=(get("OUTBOX_NUDGE") or "off").lower() != "off",
             signing_secrets=_signing_secrets(get("RELAY_SIGNING_SECRET")),
             known_secrets=tuple(known_secrets),
@@ -165,6 +167,13 @@ class RelayConfig:
     @property
     def connect_timeout_seconds(self) -> float:
         return min(5.0, self.http_timeout_seconds)
+
+    def collections(self, outbox: str) -> OutboxCollections:
+        """The collections this relay writes for the outbox `outbox`: the partition leases and
+        the heartbeats set here, or derived from `outbox`."""
+        return OutboxCollections.of(
+            outbox, partitions=self.partitions.collection, health=self.health_collection
+        )
 
     def source_for(self, project: str, database: str, collection: str) -> str:
         """The CloudEvents `source` of every delivery from `collection`: `RELAY_EVENT_SOURCE`,

@@ -91,16 +91,16 @@ class Relay:
         )
         self._rng = rng or random.Random()
         self._db = db
-        self._partition_collection = config.partitions.collection
+        self.collections = config.collections(settings.outbox_collection)
         self._fan_out_client: FanOut | None = None
         self._ramp: RampGovernor | None = None
         # One for every run: the next run claims by what the last one wrote, unread.
         self._leases: PartitionLeases | None = None
-        self._mode = ModeRecords(db, self._store, config.partitions.collection)
+        self._mode = ModeRecords(db, self._store, self.collections.partition_modes)
         # What the watchdog and the console read (`firestore_outbox.relay.heartbeat`).
         self.heartbeat = Heartbeat(
             db,
-            config.health_collection,
+            self.collections.health,
             every_seconds=config.heartbeat_seconds,
             timeout=config.firestore_timeout_seconds,
         )
@@ -130,7 +130,7 @@ class Relay:
         return PartitionLeases(
             self._db,
             self._store,
-            self._partition_collection,
+            self.collections.partitions,
             count=self.config.partitions.count,
             duration=self.config.lock_timeout_seconds,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from firestore_outbox import Configuration
 from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.config.variables import VARIABLES
 from firestore_outbox.relay.config import NUMBERS as RELAY_NUMBERS
@@ -91,7 +92,6 @@ def test_the_configuration_page_gives_the_defaults_the_settings_classes_have() -
     defaults.update(
         RELAY_PARTITIONS=config.partitions.count,
         RELAY_PARTITIONS_PER_CLAIM=config.partitions.per_claim,
-        RELAY_PARTITION_COLLECTION=config.partitions.collection,
         RELAY_LEASES=config.partitions.leases.value,
         RELAY_FAILED_HEAD=config.partitions.failed_head.value,
         RELAY_FAN_OUT_MAX=config.fan_out.max,
@@ -103,3 +103,11 @@ def test_the_configuration_page_gives_the_defaults_the_settings_classes_have() -
         [row] = [row for row in VARIABLES if variable in row.variables()]
         shown = f"{value:g}" if isinstance(value, (int, float)) else str(value)
         assert row.default.startswith(f"`{shown}`"), (variable, row.default, shown)
+    # The outbox's own collections: named after OUTBOX_COLLECTION unless set.
+    collections = Configuration.load({}).collections
+    for variable, name, role in (
+        ("RELAY_PARTITION_COLLECTION", collections.partitions, "partitions"),
+        ("OUTBOX_HEALTH_COLLECTION", collections.health, "health"),
+    ):
+        [row] = [row for row in VARIABLES if variable in row.variables()]
+        assert row.default == f"`{{OUTBOX_COLLECTION}}_{role}` (`{name}`)", (variable, row)

@@ -87,12 +87,13 @@ class _Record:
 
 
 class ModeRecords:
-    """One relay's record among a deployment's (`partition_collection` names them)."""
+    """One relay's record among a deployment's, in the collection `collection`
+    (`OutboxCollections.partition_modes`)."""
 
-    def __init__(self, db: Client, store: LeaseStore, partition_collection: str) -> None:
+    def __init__(self, db: Client, store: LeaseStore, collection: str) -> None:
         self._db = db
         self._store = store
-        self._collection = db.collection(f"{partition_collection}_mode")
+        self._collection = db.collection(collection)
         self._ref = self._collection.document(uuid.uuid4().hex)
         self._lock = threading.Lock()
         self._record: _Record | None = None

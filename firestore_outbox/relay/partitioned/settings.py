@@ -41,8 +41,9 @@ class PartitionSettings:
     or event (the per-event leases of 0.2, two writes per event, no order, kept to compare);
     `count` partitions (`RELAY_PARTITIONS`), `per_claim` claimed at once
     (`RELAY_PARTITIONS_PER_CLAIM`), their leases in `collection`
-    (`RELAY_PARTITION_COLLECTION`); `ordering`: aggregate, none, or None for the leases' own
-    (`ordered` says which applies); `failed_head`: hold or skip."""
+    (`RELAY_PARTITION_COLLECTION`; None: `{OUTBOX_COLLECTION}_partitions`, see
+    `firestore_outbox.firestore.outbox_collections`); `ordering`: aggregate, none, or None
+    for the leases' own (`ordered` says which applies); `failed_head`: hold or skip."""
 
     leases: LeaseMode = LeaseMode.PARTITION
     count: int = DEFAULT_PARTITIONS
@@ -50,7 +51,7 @@ class PartitionSettings:
     # order; "aggregate" with per-event leases is refused rather than silently ignored.
     ordering: Ordering | None = None
     failed_head: FailedHead = FailedHead.HOLD
-    collection: str = "outbox_partitions"
+    collection: str | None = None
     per_claim: int = 4
 
     @property
@@ -84,7 +85,7 @@ class PartitionSettings:
             )
         check_partitions(self.count)
         at_least("RELAY_PARTITIONS_PER_CLAIM", self.per_claim, 1)
-        if not self.collection.strip() or "/" in self.collection:
+        if self.collection is not None and (not self.collection.strip() or "/" in self.collection):
             raise ConfigError("RELAY_PARTITION_COLLECTION must be a collection name")
 
     @classmethod
@@ -93,7 +94,7 @@ class PartitionSettings:
             leases=(get("RELAY_LEASES") or "partition").lower(),  # type: ignore[arg-type]
             ordering=(get("RELAY_ORDERING") or "").lower() or None,  # type: ignore[arg-type]
             failed_head=(get("RELAY_FAILED_HEAD") or "hold").lower(),  # type: ignore[arg-type]
-            collection=get("RELAY_PARTITION_COLLECTION") or "outbox_partitions",
+            collection=get("RELAY_PARTITION_COLLECTION"),
             **read_numbers(
                 get,
                 {

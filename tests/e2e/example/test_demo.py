@@ -17,7 +17,9 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
+from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.settings import Settings
+from tests.support.helpers import make_relay
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 
@@ -72,12 +74,21 @@ def test_demo_on_a_running_emulator_writes_two_orders_and_relays_their_events(
 
 
 def test_demo_twice_on_a_shared_emulator_leaves_the_users_data_alone(
-    settings: Settings, db: firestore.Client
+    settings: Settings, db: firestore.Client, receiver: Receiver
 ) -> None:
+    # The user's relay has run on the default outbox: its partition leases, lease-mode record
+    # and heartbeat are in outbox_partitions, outbox_partitions_mode and outbox_health.
+    relay = make_relay(db, settings, receiver.url)
+    with FirestoreUnitOfWork(db, settings) as uow:
+        create_new_order("user-0", [{"productId": "sku-user", "quantity": 1}], uow)
+    assert relay.run()["processed"] == 1
+    mine = set(relay.collections.names().values()) - {"outbox_redrive"} | {"orders"}
+    assert {c.id for c in db.collections()} == mine
+    relays_before = _documents(db, mine - {"orders", "outbox"})
     # The user's own data in the default collections: an order and its event, still PENDING.
     with FirestoreUnitOfWork(db, settings) as uow:
         order_id = create_new_order("user-1", [{"productId": "sku-user", "quantity": 3}], uow)
-    (event,) = db.collection("outbox").get()
+    [event] = [e for e in db.collection("outbox").get() if e.get("status") == "PENDING"]
     before = _snapshots(db, order_id, event.id)
     assert before["outbox"].get("status") == "PENDING"
 
@@ -100,9 +111,12 @@ def test_demo_twice_on_a_shared_emulator_leaves_the_users_data_alone(
         assert snapshot.to_dict() == before[name].to_dict(), name
         assert snapshot.update_time == before[name].update_time, name
     assert after["outbox"].get("status") == "PENDING"
-    assert [doc.id for doc in db.collection("orders").get()] == [order_id]
-    assert [doc.id for doc in db.collection("outbox").get()] == [event.id]
+    assert len(db.collection("orders").get()) == 2 and len(db.collection("outbox").get()) == 2
     assert db.collection("inbox").get() == [] and db.collection("order_counts").get() == []
+    # The relay's own collections are as it left them: no lease claimed, no heartbeat written.
+    assert _documents(db, mine - {"orders", "outbox"}) == relays_before
+    prefixes = tuple(f"{demo_prefix(r.stdout)}-" for r in runs)
+    assert {c.id for c in db.collections() if not c.id.startswith(prefixes)} == mine
 
 
 def test_demo_verbose_shows_the_log_lines_on_stderr_only(settings: Settings) -> None:
@@ -124,6 +138,15 @@ def demo_prefix(stdout: str) -> str:
 
 def json_lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def _documents(db: firestore.Client, collections: set[str]) -> dict[str, Any]:
+    """Every document of `collections`: its data and update time, by path."""
+    return {
+        doc.reference.path: (doc.to_dict(), doc.update_time)
+        for name in collections
+        for doc in db.collection(name).get()
+    }
 
 
 def _snapshots(db: firestore.Client, order_id: str, event_id: str) -> dict[str, Any]:

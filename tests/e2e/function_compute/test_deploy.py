@@ -354,6 +354,10 @@ def test_the_watchdog_is_a_function_of_its_own_with_its_own_timer(
     env = props["environmentVariables"]
     assert env["RELAY_PARTITIONS"] == relay["environmentVariables"]["RELAY_PARTITIONS"]
     assert "DOWNSTREAM_SERVICE_URL" not in env  # it needs no downstream
+    # It reads the collections its relay writes: the same outbox, and the heartbeats and
+    # leases named after it (an empty value is unset) unless the deployer sets them.
+    for name in ("OUTBOX_COLLECTION", "OUTBOX_HEALTH_COLLECTION", "RELAY_PARTITION_COLLECTION"):
+        assert (env.get(name) or None) == (relay["environmentVariables"].get(name) or None), name
 
 
 WATCHDOG_RUNNER = """

@@ -93,7 +93,7 @@ def test_a_lease_held_since_the_relay_knew_it_is_left_to_its_holder(
     event = commit(db, settings, aggregate)
     summary = relay.run(partitions={partition}).to_json()
     assert (summary["processed"], summary["partitionsClaimed"]) == (0, 0), summary
-    lease = db.collection(relay.config.partitions.collection).document(str(partition)).get()
+    lease = db.collection(relay.collections.partitions).document(str(partition)).get()
     assert lease.get("holder") == "other" and lease.update_time == taken.update_time
     assert outbox(db, settings)[event]["status"] == "PENDING"  # the holder's to deliver
 
@@ -122,5 +122,5 @@ def test_a_lease_claimed_at_once_is_released_when_the_lease_read_fails(
     summary = relay.run(partitions={partition}).to_json()
     assert summary["status"] == "error", summary
     # Released at the run's end, not left held until it expires.
-    lease = db.collection(relay.config.partitions.collection).document(str(partition)).get()
+    lease = db.collection(relay.collections.partitions).document(str(partition)).get()
     assert lease.get("holder") is None, lease.to_dict()

@@ -21,7 +21,7 @@ from tests.support.helpers import add_orders, make_relay
 
 
 def records(db: firestore.Client, relay: Relay) -> dict[str, dict]:
-    collection = db.collection(f"{relay.config.partitions.collection}_mode")
+    collection = db.collection(relay.collections.partition_modes)
     return {d.id: d.to_dict() for d in collection.stream()}
 
 
@@ -118,7 +118,7 @@ def test_a_cold_nudged_invocations_record_lapses_keep_seconds_after_its_run(
     # A cold instance (a new relay) nudged once, never invoked again, never closed.
     relay = make_relay(db, settings, receiver.url)
     assert relay.run(partitions=[nudged_partition(db, settings)])["processed"] == 1
-    [record] = db.collection(f"{relay.config.partitions.collection}_mode").get()
+    [record] = db.collection(relay.collections.partition_modes).get()
     left = record.get("until") - record.update_time  # how long it outlives its run
     assert left <= datetime.timedelta(seconds=mode_records.KEEP_SECONDS + 1), left
     # (it was taken for budget + lock timeout + KEEP_SECONDS: 93 s here)
