@@ -110,11 +110,16 @@ def build(
     output = output.resolve()
     if output == source or source.is_relative_to(output):
         raise BuildFailed(f"refusing to replace {output}: it holds the project")
+    info_file = output / "build-info.json"
+    if output.exists() and any(output.iterdir()) and not info_file.is_file():
+        # Only what a build made is replaced: `--output app` must not delete the app.
+        raise BuildFailed(f"refusing to replace {output}: it holds no build-info.json of a build")
     wanted = _requirements(source, requirements)
     if output.exists():
         shutil.rmtree(output)
     dependencies = output / DEPENDENCIES_DIR
     dependencies.mkdir(parents=True)
+    info_file.write_text("{}\n")  # a build's from now on, even if this one fails
     with tempfile.TemporaryDirectory(prefix="fc-build-") as scratch:
         wheels = Path(scratch)
         pinned = wanted.pinned(wheels).with_extras(LIBRARY, extras)
@@ -143,7 +148,7 @@ def build(
         "pythonpath": DEPENDENCIES_DIR,
         "leftOut": list(LEFT_OUT),
     }
-    (output / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+    info_file.write_text(json.dumps(info, indent=2) + "\n")
     _check(built, source, dependencies, local)
     built.size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
     return built

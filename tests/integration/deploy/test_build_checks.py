@@ -84,3 +84,11 @@ def test_the_output_may_not_hold_the_project(tmp_path: Path) -> None:
     with pytest.raises(BuildFailed, match="no requirements file at"):
         build(tmp_path / "build" / "fc", source=tmp_path, requirements=tmp_path / "missing.txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.py"]
+
+
+def test_only_a_previous_build_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("# the team's code\n")
+    with pytest.raises(BuildFailed, match=r"it holds no build-info\.json of a build"):
+        build(tmp_path / "app", source=tmp_path, requirements=tmp_path / "missing.txt")
+    assert (tmp_path / "app" / "__init__.py").read_text() == "# the team's code\n"
