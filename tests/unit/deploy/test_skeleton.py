@@ -127,3 +127,13 @@ def test_an_unknown_nudge_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="nudge must be one of off, http"):
         init(Configuration.load({}), tmp_path, nudge="fc3")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_collection_name_is_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OUTBOX_COLLECTION", "bad/name")
+    assert main(["fc", "init", "team"]) == 2
+    assert "OUTBOX_COLLECTION" in capsys.readouterr().err
+    assert not (tmp_path / "team").exists()
