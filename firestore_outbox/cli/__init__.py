@@ -33,6 +33,7 @@ from firestore_outbox.cli import (
 )
 from firestore_outbox.cli.failures import run_guarded
 from firestore_outbox.config.loader import Configuration
+from firestore_outbox.deploy import command as fc
 from firestore_outbox.firestore.client import close_clients, holding_clients, live_clients
 from firestore_outbox.observability.logs import configure_logging
 from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
@@ -51,6 +52,7 @@ COMMANDS = (
     receiver,
     emulator,
     api,
+    fc,
 )
 
 __all__ = ["main"]

@@ -579,9 +579,6 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "`SERVERLESS_DEVS_BIN`",
         "`s` on `PATH`",
-        (
-            "development only: the Serverless Devs CLI that `python3 -m "
-            "function_compute.preview` runs"
-        ),
+        ("development only: the Serverless Devs CLI that `outbox fc preview` runs"),
     ),
 )

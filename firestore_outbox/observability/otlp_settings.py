@@ -1,7 +1,7 @@
 """Which signals OpenTelemetry's standard `OTEL_*` variables ask this library to export over
 OTLP: one answer for the relay, which then installs the exporters
 (`firestore_outbox/observability/telemetry.py`), and for
-the package build, which then ships the `otel` extra (`function_compute/build.py`).
+the package build, which then ships the `otel` extra (`outbox fc build`).
 
 A signal is exported when an OTLP endpoint is set for it (`OTEL_EXPORTER_OTLP_ENDPOINT`, or
 its own `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `..._METRICS_ENDPOINT`), its exporter is not

@@ -29,6 +29,9 @@ def test_the_wheel_holds_the_packages_the_entry_point_and_the_extras(wheel: Path
     # no tests, no bench, no deployment entry points.
     assert tops == {"firestore_outbox"}
     assert "firestore_outbox/cli/__init__.py" in names
+    # `outbox fc init`'s templates are package data (pyproject's package-data).
+    assert "firestore_outbox/deploy/templates/s.yaml.in" in names
+    assert "firestore_outbox/deploy/templates/firestore.indexes.json" in names
     assert message["Name"] == "firestore-outbox"
     assert "outbox = firestore_outbox.cli:main" in scripts
     requires = message.get_all("Requires-Dist") or []

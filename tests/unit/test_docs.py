@@ -12,8 +12,8 @@ from pathlib import Path
 from firestore_outbox import Configuration
 from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.config.variables import VARIABLES
+from firestore_outbox.deploy.preview import HIDDEN_VARIABLES
 from firestore_outbox.relay.config import NUMBERS as RELAY_NUMBERS
-from function_compute.preview import HIDDEN_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 

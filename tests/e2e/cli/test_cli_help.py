@@ -1,15 +1,13 @@
 """`--help` through the real console script: every command has a description, and every option
-that takes a value states its default; the package builder's help keeps its layout.
+that takes a value states its default, the `outbox fc` actions' too.
 
 Before, `relay`, `demo`, `receiver` and `emulator` had no description, `purge --batch-size`
-and `reconcile --limit` did not state their defaults, and `python -m function_compute.build
---help` was one paragraph with the docstring's lines run together."""
+and `reconcile --limit` did not state their defaults."""
 
 from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +18,9 @@ from tests.e2e.cli.test_cli_arguments import OUTBOX
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def subcommands() -> dict[str, argparse.ArgumentParser]:
-    [action] = [a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)]
+def subcommands(of: argparse.ArgumentParser | None = None) -> dict[str, argparse.ArgumentParser]:
+    command = of or parser()
+    [action] = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
     return dict(action.choices)
 
 
@@ -40,8 +39,17 @@ def test_the_top_level_help_lists_every_command_and_debug() -> None:
 
 @pytest.mark.parametrize("name", sorted(subcommands()))
 def test_each_command_has_a_description_and_states_its_defaults(name: str) -> None:
-    command = subcommands()[name]
-    done = subprocess.run([OUTBOX, name, "--help"], capture_output=True, text=True, timeout=60)
+    check_help(subcommands()[name], [name])
+
+
+@pytest.mark.parametrize("name", sorted(subcommands(subcommands()["fc"])))
+def test_each_fc_action_has_a_description_and_states_its_defaults(name: str) -> None:
+    check_help(subcommands(subcommands()["fc"])[name], ["fc", name])
+
+
+def check_help(command: argparse.ArgumentParser, argv: list[str]) -> None:
+    name = " ".join(argv)
+    done = subprocess.run([OUTBOX, *argv, "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "Traceback" not in done.stderr
     assert command.description and flat(command.description) in flat(done.stdout)
     # Options that take a value, other than a choice among required alternatives (requeue's
@@ -63,22 +71,3 @@ def test_each_command_has_a_description_and_states_its_defaults(name: str) -> No
             spellings = {str(value), f"{value:g}" if isinstance(value, float) else str(value)}
             spellings |= {"24h"} if value == 86400.0 else set()
             assert any(s in option.help for s in spellings), (name, option.help, value)
-
-
-def test_the_package_builders_help_keeps_its_layout() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "function_compute.build", "--help"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    assert done.returncode == 0
-    lines = done.stdout.splitlines()
-    # The docstring's example commands and layout table stay on lines of their own.
-    assert any(
-        line.strip().startswith("python -m function_compute.build --output build/fc")
-        for line in lines
-    )
-    assert any(line.strip().startswith("python/") for line in lines)
-    assert flat("default build/fc") in flat(done.stdout)

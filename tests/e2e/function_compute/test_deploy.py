@@ -1,5 +1,7 @@
-"""Deployment, checked offline: s.yaml as Serverless Devs renders it, and the built package
-run from a clean interpreter the way Function Compute runs it."""
+"""Deployment, checked offline: s.yaml as Serverless Devs renders it, and the package
+`outbox fc build` makes of this repository (its requirements.txt: the library from this
+checkout; `app/` and `function_compute/` as the code) run from a clean interpreter the way
+Function Compute runs it."""
 
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.deploy.build import FC_PYTHON, build
+from firestore_outbox.deploy.checks import FC_GLIBC, glibc_versions_needed, python310
 from firestore_outbox.firestore.settings import Settings
-from function_compute.build import FC_GLIBC, FC_PYTHON, build
 from tests.support.helpers import add_orders, outbox, relay_environment
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,9 +44,18 @@ print(json.dumps(module.handler(event.encode(), context)))
 """
 
 
+# What s.yaml's pre-deploy leaves out of this repository's code (a tool, not the function's).
+EXCLUDE = ("app/order_counter.py",)
+
+
+def build_repository(output: Path, *, local: bool) -> Path:
+    """This repository built as s.yaml's pre-deploy builds it (`outbox fc build`)."""
+    return build(output, source=ROOT, local=local, exclude=EXCLUDE).output
+
+
 @pytest.fixture(scope="session")
 def local_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("package") / "fc", local=True)
+    return build_repository(tmp_path_factory.mktemp("package") / "fc", local=True)
 
 
 ENTRY_POINT = """
@@ -99,20 +111,9 @@ def test_the_built_package_runs_the_handler_from_a_clean_interpreter(
     assert {e["processingInstanceId"] for e in outbox(db, settings).values()} == {"fc-req-1"}
 
 
-def python310() -> str | None:
-    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    candidates = [str(p) for p in sorted(pyenv.glob("3.10*/bin/python3.10"))]
-    candidates.append(shutil.which("python3.10") or "")
-    for candidate in filter(None, candidates):
-        probe = [candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 10)"]
-        if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="session")
 def fc_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(tmp_path_factory.mktemp("package") / "fc")
+    return build_repository(tmp_path_factory.mktemp("package") / "fc", local=False)
 
 
 def wheel_tags(package: Path) -> dict[str, list[str]]:
@@ -147,15 +148,6 @@ def test_the_function_compute_package_holds_cp310_manylinux_wheels(fc_package: P
         assert fits, f"{name} has no wheel for CPython 3.10 on glibc {FC_GLIBC}: {tags}"
     assert json.loads((fc_package / "build-info.json").read_text())["python"] == FC_PYTHON
     assert (fc_package / "function_compute" / "relay_handler.py").is_file()
-
-
-def glibc_versions_needed(library: Path) -> set[tuple[int, int]]:
-    """The `GLIBC_x.y` symbol versions a shared library needs (`readelf -V`)."""
-    listing = subprocess.run(
-        ["readelf", "-V", "-W", str(library)], capture_output=True, text=True, check=True
-    ).stdout
-    found = re.findall(r"Name: GLIBC_(\d+)\.(\d+)", listing)
-    return {(int(major), int(minor)) for major, minor in found}
 
 
 def test_the_packages_native_libraries_load_on_the_runtimes_glibc(fc_package: Path) -> None:
@@ -250,7 +242,9 @@ def test_s_yaml_renders_to_a_python310_function_with_a_timer(
     # Function Compute refuses more than 4 KB of environment variables in all.
     assert sum(len(name) + len(str(value)) for name, value in env.items()) < 4096
     assert props["code"] == "./build/fc"
-    assert relay["actions"]["pre-deploy"][0]["run"].startswith("python3 -m function_compute.build")
+    pre_deploy = relay["actions"]["pre-deploy"][0]["run"]
+    assert pre_deploy.startswith("outbox fc build --output build/fc")
+    assert all(f"--exclude {path}" in pre_deploy for path in EXCLUDE)
 
 
 def test_the_api_function_writes_events_in_the_relays_partitions(
@@ -309,7 +303,11 @@ print(json.dumps({"summary": summary, "findable": findable, "loaded": loaded}))
 def test_the_package_holds_only_what_the_relay_runs(
     local_package: Path, db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
-    files = {p.relative_to(local_package).as_posix() for p in local_package.rglob("*.py")}
+    # The library is installed among the dependencies (python/), the code at the top.
+    files = {
+        p.relative_to(local_package).as_posix().removeprefix("python/")
+        for p in local_package.rglob("*.py")
+    }
     ours = {f for f in files if f.startswith(("firestore_outbox/", "app/", "function_compute/"))}
     assert "function_compute/relay_handler.py" in ours and "firestore_outbox/relay/core.py" in ours
     for left_out in (
@@ -323,7 +321,7 @@ def test_the_package_holds_only_what_the_relay_runs(
         not {
             "firestore_outbox/testing/metering.py",
             "app/order_counter.py",
-            "function_compute/build.py",
+            "firestore_outbox/deploy/build.py",
         }
         & ours
     )

@@ -1,4 +1,4 @@
-"""The documented deploy preview (`python -m function_compute.preview`) renders s.yaml with
+"""The documented deploy preview (`outbox fc preview`) renders this repository's s.yaml with
 Serverless Devs' own `s`, and no part of the private key, the signing secret or the
 downstream URL's token ever appears on stdout or stderr.
 
@@ -19,6 +19,8 @@ import pytest
 from firestore_outbox.masking import spellings
 
 ROOT = Path(__file__).resolve().parents[3]
+# The `outbox` command of the interpreter running the tests.
+OUTBOX_FC_PREVIEW = [str(Path(sys.executable).parent / "outbox"), "fc", "preview"]
 SIGNING_SECRET = "whsec_" + "c2lnbmluZy1zZWNyZXQtZm9yLXRlc3Rz"
 URL_TOKEN = "tok3n-abcdefghijklmnopqrstuvwxyz"
 
@@ -40,7 +42,7 @@ def preview(
     if s:
         env["SERVERLESS_DEVS_BIN"] = s
     return subprocess.run(
-        [sys.executable, "-m", "function_compute.preview"],
+        OUTBOX_FC_PREVIEW,
         env={**env, "PYTHONPATH": str(ROOT)},
         cwd=work,
         capture_output=True,
@@ -97,7 +99,7 @@ def test_the_preview_renders_s_yaml_and_never_shows_a_secret(
 def test_the_preview_without_s_is_one_error_line(work: Path) -> None:
     env = {"PATH": "/nonexistent", "HOME": str(work / "home"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "function_compute.preview"],
+        OUTBOX_FC_PREVIEW,
         env=env,
         cwd=work,
         capture_output=True,

@@ -1,6 +1,7 @@
-"""Show what `s deploy` would deploy, with every secret hidden: use this instead of `s preview`.
+"""`outbox fc preview`: what `s deploy` would deploy, with every secret hidden; use it instead
+of `s preview`.
 
-    python3 -m function_compute.preview            # s.yaml in the working directory
+    outbox fc preview                      # s.yaml in the working directory
 
 `s preview` (Serverless Devs 3) renders `s.yaml` with every `${env('...')}` resolved and prints
 it, `FIRESTORE_CREDENTIALS_JSON` and its private key included, to a terminal, a CI log, a
@@ -16,9 +17,8 @@ variables together, at their real lengths, within 4 KB.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,20 +26,32 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import firestore_outbox.function_compute  # noqa: F401  (first: it quiets google-api-core's 3.10 notice)
-from firestore_outbox import Configuration
+from firestore_outbox.config.loader import Configuration
+from firestore_outbox.masking import masker
+
+__all__ = ["FC_ENVIRONMENT_LIMIT_BYTES", "HIDDEN_VARIABLES", "PreviewFailed", "preview", "render"]
 
 # Function Compute refuses a function whose environment variables exceed this in all.
 FC_ENVIRONMENT_LIMIT_BYTES = 4096
 # Every variable that is or carries a secret (the library's list).
 HIDDEN_VARIABLES = Configuration.SECRET_VARIABLES
+SECRET_NAME = re.compile(r"SECRET|PASSWORD|TOKEN|CREDENTIAL|PRIVATE|ACCESS_KEY|_KEYS?$")
 
 
 class PreviewFailed(Exception):
     """`s` is missing or could not render `s.yaml`; the message says which, never a secret."""
 
 
+def secret_variables(template: Path) -> list[str]:
+    """The library's secret variables, and each variable `template` reads whose name says it
+    is a secret (`*_SECRET`, `*_PASSWORD`, `*_TOKEN`, ...: a team's own, or one this version
+    does not know yet)."""
+    named = re.findall(r"\$\{env\(\s*['\"]([A-Za-z0-9_]+)['\"]", template.read_text())
+    return list(dict.fromkeys([*HIDDEN_VARIABLES, *filter(SECRET_NAME.search, named)]))
+
+
 def placeholder(value: str) -> str:
+    """What `s` is given instead of a secret: its length only."""
     return f"<hidden: {len(value)} characters>"
 
 
@@ -48,9 +60,8 @@ def render(
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """`template` as `s preview -o json` renders it with the secrets hidden, and the size of
     each function's environment variables at their real lengths (bytes, names included)."""
-    config = Configuration.load(environ)
-    mask = config.mask
-    hidden = {name: environ[name] for name in HIDDEN_VARIABLES if environ.get(name)}
+    hidden = {name: environ[name] for name in secret_variables(template) if environ.get(name)}
+    mask = masker([*Configuration.load(environ).secrets(), *hidden.values()])
     child = {**environ, **{name: placeholder(value) for name, value in hidden.items()}}
     if child.get("DOWNSTREAM_SERVICE_URL"):
         child["DOWNSTREAM_SERVICE_URL"] = mask(child["DOWNSTREAM_SERVICE_URL"])
@@ -83,30 +94,18 @@ def render(
     return rendered, sizes
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m function_compute.preview",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--template",
-        type=Path,
-        default=Path("s.yaml"),
-        metavar="FILE",
-        help="the Serverless Devs template (default s.yaml in the working directory)",
-    )
-    args = parser.parse_args(argv)
-    s = os.environ.get("SERVERLESS_DEVS_BIN") or shutil.which("s")
+def preview(template: Path, environ: Mapping[str, str]) -> int:
+    """Print `template` rendered with its secrets hidden (stdout) and the environment's size
+    against the limit (stderr); 0 when it fits, 1 when it does not or `s` failed."""
+    s = environ.get("SERVERLESS_DEVS_BIN") or shutil.which("s")
     try:
         if not s:
             raise PreviewFailed(
                 "Serverless Devs' `s` is not installed: npm install -g @serverless-devs/s"
             )
-        if not args.template.is_file():
-            raise PreviewFailed(f"no template at {args.template}")
-        environ = Configuration.load().environ  # the environment over ./.env, as `s` reads
-        rendered, sizes = render(args.template.resolve(), environ, s)
+        if not template.is_file():
+            raise PreviewFailed(f"no template at {template}")
+        rendered, sizes = render(template.resolve(), environ, s)
     except PreviewFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -118,11 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         f"environment variables: {size} of {FC_ENVIRONMENT_LIMIT_BYTES} bytes ({verdict} "
         f"Function Compute's limit per function) in the largest function, {largest} ("
         + ", ".join(f"{name} {n}" for name, n in sizes.items())
-        + f"); hidden: {', '.join(HIDDEN_VARIABLES)}",
+        + f"); hidden: {', '.join(secret_variables(template))}",
         file=sys.stderr,
     )
     return 0 if size <= FC_ENVIRONMENT_LIMIT_BYTES else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
