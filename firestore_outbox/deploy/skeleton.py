@@ -21,7 +21,6 @@ from typing import Any
 
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.deploy.requirements import default_requirement
-from firestore_outbox.redrive.service import jobs_collection
 
 __all__ = ["CollectionNames", "Written", "indexes", "init", "rules", "skeleton"]
 
@@ -35,6 +34,7 @@ class CollectionNames:
     outbox: str = "outbox"
     orders: str = "orders"
     partitions: str = "outbox_partitions"
+    partition_modes: str = "outbox_partitions_mode"
     health: str = "outbox_health"
     redrive: str = "outbox_redrive"
     inbox: str = "inbox"
@@ -43,13 +43,14 @@ class CollectionNames:
     @classmethod
     def configured(cls, config: Configuration) -> CollectionNames:
         """The names `config` gives (its settings objects' own, defaults included)."""
-        outbox = config.settings.outbox_collection
+        own = config.collections  # the outbox's own collections, named after it
         return cls(
-            outbox=outbox,
+            outbox=own.outbox,
             orders=config.settings.orders_collection,
-            partitions=config.partitions().collection,
-            health=config.watchdog().collection,
-            redrive=jobs_collection(outbox),
+            partitions=own.partitions,
+            partition_modes=own.partition_modes,
+            health=own.health,
+            redrive=own.redrive,
             inbox=config.receiver(verify_signatures=False).inbox_collection,
             idempotency=config.idempotency().collection,
         )
@@ -58,7 +59,8 @@ class CollectionNames:
         """Each collection with what it holds, for the rules' comments."""
         return [
             (self.outbox, "The transactional outbox: events waiting for, or done with, delivery."),
-            (self.partitions, "The relay's partition leases and its lease-mode record."),
+            (self.partitions, "The relay's partition leases."),
+            (self.partition_modes, "The relay's lease-mode records."),
             (self.health, "The relay's heartbeats and the watchdog's incidents."),
             (self.redrive, "Re-drive jobs (`outbox replay`)."),
             (self.inbox, "The consumers' inbox: ids of events already handled."),

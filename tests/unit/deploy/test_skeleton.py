@@ -69,8 +69,9 @@ def test_the_names_come_from_the_configuration(tmp_path: Path) -> None:
     assert names == CollectionNames(
         outbox="billing_outbox",
         orders="invoices",
-        partitions=config.partitions().collection,
-        health=config.watchdog().collection,
+        partitions="billing_partitions",
+        partition_modes="billing_partitions_mode",
+        health="billing_health",
         redrive="billing_outbox_redrive",
         inbox="billing_inbox",
         idempotency="billing_keys",
@@ -87,6 +88,16 @@ def test_the_names_come_from_the_configuration(tmp_path: Path) -> None:
     assert "${env('RELAY_PARTITIONS', '32')}" in template
     assert "OUTBOX_COLLECTION=billing_outbox" in (tmp_path / "credentials.example").read_text()
     assert "outbox_partitions" not in (tmp_path / "firestore.rules").read_text()
+
+
+def test_the_outboxs_own_collections_are_named_after_it_when_not_set() -> None:
+    names = CollectionNames.configured(Configuration.load({"OUTBOX_COLLECTION": "billing"}))
+    assert (names.partitions, names.partition_modes, names.health, names.redrive) == (
+        "billing_partitions",
+        "billing_partitions_mode",
+        "billing_health",
+        "billing_redrive",
+    )
 
 
 def test_this_repositorys_firestore_files_are_the_generated_ones_for_the_defaults() -> None:
