@@ -31,6 +31,7 @@ from firestore_outbox.cli import (
     requeue,
     status,
 )
+from firestore_outbox.cli.closed_pipe import stdout_closed, stdout_to_devnull
 from firestore_outbox.cli.failures import run_guarded
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.firestore.client import close_clients, holding_clients, live_clients
@@ -61,6 +62,18 @@ CLOSE_SECONDS = 5.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    code: int | None = None
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # here, where a closed pipe can still be told apart
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise
+        stdout_to_devnull()  # `outbox status | head -1`: quiet (firestore_outbox.cli.closed_pipe)
+    return 0 if code is None else code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     config: Configuration | None = None
 

@@ -13,6 +13,7 @@ Firestore is 2 when a commit reports it (`CommitOutcomeUnknown`) and 1 when a re
 | a Firestore error that reaches the command as it is (unreachable on a read, or it refused) | 1 |
 | an `OSError` (a connection refused, a file unreadable) | 1 |
 | Ctrl-C (`KeyboardInterrupt`), or a failure raised while unwinding from it | 130 (128 + SIGINT) |
+| stdout's reader gone (piped into `head -1`): no `error:` line (`closed_pipe`) | its own, or 0 |
 | anything else (a bug) | 1, with its class, and a hint to run with `--debug` |
 
 `OutboxError` covers bad configuration or input, a commit refused, a commit Firestore did not
@@ -29,6 +30,7 @@ from typing import TypeVar
 
 from google.api_core import exceptions as google_exceptions
 
+from firestore_outbox.cli.closed_pipe import stdout_closed
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.firestore.deadline import UNANSWERED, error_class, firestore_host, unanswered
 from firestore_outbox.firestore.settings import Settings
@@ -67,6 +69,8 @@ def run_guarded(
     except KeyboardInterrupt:
         return _interrupted(debug, secrets)
     except Exception as exc:  # every failure, a bug's too, ends the same way
+        if isinstance(exc, BrokenPipeError) and stdout_closed():
+            raise  # not a failure: the reader has gone (firestore_outbox.cli.closed_pipe)
         if _raised_by_interrupt(exc):
             # Ctrl-C can land between two statements of a dependency's cleanup (CPython's
             # `Condition.wait` releases its lock, then the signal arrives before its `try`):
