@@ -56,6 +56,14 @@ COMMANDS = (
 
 __all__ = ["main"]
 
+# The wheel installs no documentation and the project publishes no site (mkdocs.yml has no
+# site_url): say where it is rather than cite a path the user does not have.
+WHERE_THE_DOCS_ARE = (
+    "Every variable, command and failure is described in the documentation, which is not "
+    "installed with the package: the docs/ folder of the firestore-outbox repository (build "
+    "the site with `mkdocs serve` there; the variables are on Reference > Configuration)."
+)
+
 # How long the Firestore clients a command made may take to close (a call in flight is
 # cancelled, not waited for, so this is a bound for a gRPC that does not answer at all).
 CLOSE_SECONDS = 5.0
@@ -105,7 +113,7 @@ def parser() -> argparse.ArgumentParser:
     root = _Parser(
         prog="outbox",
         description="Operate a Firestore transactional outbox and its relay. Settings come "
-        "from the environment and ./.env (see docs/reference/configuration.md).",
+        f"from the environment and ./.env. {WHERE_THE_DOCS_ARE}",
         epilog="Run `outbox COMMAND --help` for a command's options and their defaults.",
     )
     root.add_argument("--version", action="version", version=f"%(prog)s {_version()}")

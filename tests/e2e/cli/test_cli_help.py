@@ -8,6 +8,7 @@ and `reconcile --limit` did not state their defaults, and `python -m function_co
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +83,12 @@ def test_the_package_builders_help_keeps_its_layout() -> None:
     )
     assert any(line.strip().startswith("python/") for line in lines)
     assert flat("default build/fc") in flat(done.stdout)
+
+
+def test_no_help_cites_a_docs_path_the_wheel_does_not_have() -> None:
+    # The wheel installs no docs/ and no site is published: the help says where they are.
+    top = subprocess.run([OUTBOX, "--help"], capture_output=True, text=True, timeout=60)
+    assert flat("the documentation, which is not installed with the package") in flat(top.stdout)
+    for name, command in subcommands().items():
+        assert not re.search(r"docs/\S+\.md", command.format_help()), name
+    assert not re.search(r"docs/\S+\.md", top.stdout)
