@@ -31,8 +31,7 @@ from firestore_outbox.cli import (
     requeue,
     status,
 )
-from firestore_outbox.cli.closed_pipe import stdout_closed, stdout_to_devnull
-from firestore_outbox.cli.failures import run_guarded
+from firestore_outbox.cli.failures import run_guarded, stdout_closed, stdout_to_devnull
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.firestore.client import close_clients, holding_clients, live_clients
 from firestore_outbox.observability.logs import configure_logging
@@ -77,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         if not stdout_closed():
             raise
-        stdout_to_devnull()  # `outbox status | head -1`: quiet (firestore_outbox.cli.closed_pipe)
+        stdout_to_devnull()  # `outbox status | head -1`: quiet (firestore_outbox.cli.failures)
     return 0 if code is None else code
 
 

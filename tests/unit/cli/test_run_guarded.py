@@ -8,8 +8,12 @@ import threading
 
 import pytest
 
-from firestore_outbox.cli.closed_pipe import stdout_closed
-from firestore_outbox.cli.failures import EXIT_INTERRUPTED, CommandFailed, run_guarded
+from firestore_outbox.cli.failures import (
+    EXIT_INTERRUPTED,
+    CommandFailed,
+    run_guarded,
+    stdout_closed,
+)
 from firestore_outbox.errors import ConfigError
 
 SECRET = "s3cr3t-token-abcdefghijklmnop"
@@ -90,7 +94,7 @@ def test_a_broken_pipe_that_is_not_stdout_is_still_a_failure(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # A socket's EPIPE (a downstream that hung up) while stdout is fine: not the quiet exit
-    # of `outbox status | head -1` (firestore_outbox.cli.closed_pipe).
+    # of `outbox status | head -1` (firestore_outbox.cli.failures.stdout_closed).
     assert run_guarded(lambda: fail(BrokenPipeError(32, "Broken pipe"))) == 1
     assert capsys.readouterr().err.splitlines() == ["error: Broken pipe"]
 
