@@ -73,6 +73,13 @@ def from_info(info: Any, variable: str) -> tuple[auth_credentials.Credentials, s
         )
     try:
         built = _build(kind, info)
+    except ImportError:  # a google-auth older than the type (the range allows 2.14)
+        from google.auth import __version__
+
+        raise ConfigError(
+            f"{variable} holds a {kind} file, which google-auth {__version__} cannot load: "
+            "upgrade google-auth"
+        ) from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         if kind == "service_account":  # kept as it was: the key's problem, never the key
             problem = "missing field " + str(exc) if isinstance(exc, KeyError) else "malformed key"

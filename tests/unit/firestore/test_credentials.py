@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+import google.auth
 import pytest
 from google.auth import external_account_authorized_user, identity_pool, impersonated_credentials
 from google.auth.credentials import AnonymousCredentials
@@ -257,3 +259,14 @@ def test_the_secrets_of_a_file_google_application_credentials_names_are_masked(
     path = write(tmp_path / "adc.json", info)
     found = configured_secrets({"GOOGLE_APPLICATION_CREDENTIALS": path})
     assert SECRET in found and "c" * 24 in found
+
+
+def test_a_type_the_installed_google_auth_cannot_load_asks_for_an_upgrade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As on a google-auth older than the type: its module cannot be imported.
+    monkeypatch.setitem(sys.modules, "google.auth.external_account_authorized_user", None)
+    monkeypatch.delattr(google.auth, "external_account_authorized_user")
+    path = write(tmp_path / "creds.json", {"type": "external_account_authorized_user"})
+    with pytest.raises(ConfigError, match=r"GOOGLE_APPLICATION_CREDENTIALS.*upgrade google-auth"):
+        get_db_client(Settings(application_credentials=path, project_id="shop-prod"))
