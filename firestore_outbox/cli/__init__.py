@@ -31,7 +31,7 @@ from firestore_outbox.cli import (
     requeue,
     status,
 )
-from firestore_outbox.cli.failures import run_guarded
+from firestore_outbox.cli.failures import run_guarded, stdout_closed, stdout_to_devnull
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.deploy import command as fc
 from firestore_outbox.firestore.client import close_clients, holding_clients, live_clients
@@ -57,12 +57,32 @@ COMMANDS = (
 
 __all__ = ["main"]
 
+# The wheel installs no documentation and the project publishes no site (mkdocs.yml has no
+# site_url): say where it is rather than cite a path the user does not have.
+WHERE_THE_DOCS_ARE = (
+    "Every variable, command and failure is described in the documentation, which is not "
+    "installed with the package: the docs/ folder of the firestore-outbox repository (build "
+    "the site with `mkdocs serve` there; the variables are on Reference > Configuration)."
+)
+
 # How long the Firestore clients a command made may take to close (a call in flight is
 # cancelled, not waited for, so this is a bound for a gRPC that does not answer at all).
 CLOSE_SECONDS = 5.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    code: int | None = None
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # here, where a closed pipe can still be told apart
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise
+        stdout_to_devnull()  # `outbox status | head -1`: quiet (firestore_outbox.cli.failures)
+    return 0 if code is None else code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     config: Configuration | None = None
 
@@ -94,7 +114,7 @@ def parser() -> argparse.ArgumentParser:
     root = _Parser(
         prog="outbox",
         description="Operate a Firestore transactional outbox and its relay. Settings come "
-        "from the environment and ./.env (see docs/reference/configuration.md).",
+        f"from the environment and ./.env. {WHERE_THE_DOCS_ARE}",
         epilog="Run `outbox COMMAND --help` for a command's options and their defaults.",
     )
     root.add_argument("--version", action="version", version=f"%(prog)s {_version()}")

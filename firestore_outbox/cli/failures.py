@@ -13,6 +13,7 @@ Firestore is 2 when a commit reports it (`CommitOutcomeUnknown`) and 1 when a re
 | a Firestore error that reaches the command as it is (unreachable on a read, or it refused) | 1 |
 | an `OSError` (a connection refused, a file unreadable) | 1 |
 | Ctrl-C (`KeyboardInterrupt`), or a failure raised while unwinding from it | 130 (128 + SIGINT) |
+| stdout's reader gone (piped into `head -1`): no `error:` line (`stdout_closed`) | its own, or 0 |
 | anything else (a bug) | 1, with its class, and a hint to run with `--debug` |
 
 `OutboxError` covers bad configuration or input, a commit refused, a commit Firestore did not
@@ -22,6 +23,8 @@ for `receiver`, `emulator` or `api` (`ListenError`, `EmulatorError`, `ConfigErro
 
 from __future__ import annotations
 
+import os
+import select
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -38,7 +41,13 @@ EXIT_INTERRUPTED = 130
 # An error line stays a line: a long gRPC message is cut, never wrapped over a screen.
 MAX_MESSAGE_CHARS = 2000
 
-__all__ = ["EXIT_INTERRUPTED", "CommandFailed", "run_guarded"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "CommandFailed",
+    "run_guarded",
+    "stdout_closed",
+    "stdout_to_devnull",
+]
 
 T = TypeVar("T")
 
@@ -67,6 +76,8 @@ def run_guarded(
     except KeyboardInterrupt:
         return _interrupted(debug, secrets)
     except Exception as exc:  # every failure, a bug's too, ends the same way
+        if isinstance(exc, BrokenPipeError) and stdout_closed():
+            raise  # not a failure: the reader has gone (`stdout_closed`, below)
         if _raised_by_interrupt(exc):
             # Ctrl-C can land between two statements of a dependency's cleanup (CPython's
             # `Condition.wait` releases its lock, then the signal arrives before its `try`):
@@ -143,3 +154,38 @@ def _one_line(message: str) -> str:
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[: MAX_MESSAGE_CHARS - 3] + "..."
     return text or "failed"
+
+
+# A reader that stops reading is not a failure: `outbox status | head -1` ends quietly.
+#
+# `head` closes the pipe after its first line; the command's next write (or the interpreter's
+# last flush) raises `BrokenPipeError`. `main` catches it around everything, argparse's `--help`
+# included, and does what the Python documentation recommends (the `signal` module's "Note on
+# SIGPIPE"): point stdout at `os.devnull`, so that the flush at exit has nowhere to fail, and
+# end with no `error:` line. The exit status is the command's own when it had finished (only
+# the final flush failed), else 0: the reader took what it wanted.
+#
+# A `BrokenPipeError` from a socket (a downstream that hung up) is not this: it counts only when
+# stdout itself is a pipe whose reader is gone (`poll` says `POLLERR` on its write end).
+
+
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe (or socket) that no one reads any more."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by a test's capture, or closed
+        return False
+    if not hasattr(select, "poll"):  # Windows: no poll; a closed pipe is what it can be
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def stdout_to_devnull() -> None:
+    """Point stdout's descriptor at /dev/null: what is still buffered goes nowhere, quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

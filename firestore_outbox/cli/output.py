@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import re
 import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from firestore_outbox.config.environment import DOTENV_FILE
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.deadline import with_deadline
 from firestore_outbox.firestore.settings import Settings
@@ -74,6 +76,32 @@ def lock_timeout(args: argparse.Namespace) -> float:
 
 def utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc)
+
+
+def read_from(db: Client, settings: Settings, collection: str) -> dict[str, Any]:
+    """Where a command read: the project, database and collection, the emulator's address
+    (None: the real Firestore), and whether a `./.env` was there to read settings from."""
+    return {
+        "projectId": db.project,
+        "database": settings.database,
+        "collection": collection,
+        "emulatorHost": settings.emulator_host,
+        "dotenv": os.path.isfile(DOTENV_FILE),
+    }
+
+
+def read_from_line(source: dict[str, Any]) -> str:
+    """`read_from` as the first line of a command's text output."""
+    where = (
+        f"the emulator at {source['emulatorHost']}"
+        if source["emulatorHost"]
+        else "Firestore (not the emulator)"
+    )
+    settings = "the environment and ./.env" if source["dotenv"] else "the environment (no ./.env)"
+    return (
+        f"read project {source['projectId']}, database {source['database']}, collection "
+        f"{source['collection']} on {where}; settings from {settings}"
+    )
 
 
 def print_json(value: Any) -> None:

@@ -21,7 +21,8 @@ def register(commands: Any) -> None:
         "receiver",
         help="serve the reference downstream: verify, deduplicate through the inbox, count "
         "orders per customer",
-        description="Serve the reference downstream consumer over HTTP until Ctrl-C: verify "
+        description="Serve the reference downstream consumer (or yours: --consumer) over HTTP "
+        "until Ctrl-C. The reference one: verify "
         "each delivery's signature (RECEIVER_SIGNING_SECRET), apply it once through the "
         "Firestore inbox (INBOX_COLLECTION) and count orders per customer "
         "(RECEIVER_COUNTS_COLLECTION). Prints the URL to point DOWNSTREAM_SERVICE_URL at.",
@@ -41,7 +42,11 @@ def register(commands: Any) -> None:
         "--consumer",
         default=DEFAULT_CONSUMER,
         metavar="MODULE:CLASS",
-        help="the responder, as CLASS(db, receiver_config) "
+        help="your consumer: CLASS(db, config) is called once at start (a Firestore client, a "
+        "firestore_outbox.consumer.ReceiverConfig) and returns the responder, called for "
+        "every request, from several threads, with a Received and returning an Answer; it "
+        "verifies (read_delivery), deduplicates (Inbox) and answers by the relay's wire table "
+        "itself (documentation: Consuming events > Your own consumer) "
         f"(default: {DEFAULT_CONSUMER}, the example order counter that comes with the library)",
     )
     add_metrics_port(parser)

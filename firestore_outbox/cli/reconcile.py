@@ -25,10 +25,22 @@ from firestore_outbox.relay.events import rfc3339
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "reconcile",
-        help="report events stuck past their lease, orders with no event, events with no order",
-        description="Report anomalies: PROCESSING events past their lease, orders with no "
-        "outbox event and order events whose order does not exist (both within --since). "
+        help="report events stuck past their lease, aggregates with no event, events with no "
+        "aggregate",
+        description="Report anomalies: PROCESSING events past their lease, PENDING events the "
+        "due query cannot see, and for each aggregate named with --aggregate (by default the "
+        "reference application's orders) its documents with no outbox event and its events "
+        "whose document does not exist (both within --since, by the documents' createdAt). "
         "Writes nothing; exits 1 when it finds any.",
+    )
+    parser.add_argument(
+        "--aggregate",
+        action="append",
+        type=_aggregate,
+        metavar="TYPE=COLLECTION",
+        dest="aggregates",
+        help="check the documents of COLLECTION against the events of aggregateType TYPE; "
+        "repeat for each aggregate (default: order=ORDERS_COLLECTION)",
     )
     parser.add_argument(
         "--since",
@@ -47,10 +59,11 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.limit < 0:  # a negative slice would drop ids from the end, not list none
         raise CommandFailed("--limit must be at least 0", 2)
+    aggregates = dict(args.aggregates or [("order", settings.orders_collection)])
     now = utcnow()
     found = find_anomalies(
         ops_client(settings),
-        orders=settings.orders_collection,
+        aggregates=aggregates,
         outbox=settings.outbox_collection,
         now=now,
         since=now - datetime.timedelta(seconds=args.since),
@@ -67,10 +80,20 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 "ordersWithoutEvent": found.orders_without_event,
                 "eventsWithoutOrder": found.events_without_order,
                 "unscheduledEvents": found.unscheduled_events,
+                "aggregates": {
+                    kind: {
+                        "collection": mine.collection,
+                        "counts": mine.counts,
+                        "withoutEvent": mine.without_event,
+                        "eventsWithoutDocument": mine.events_without_document,
+                    }
+                    for kind, mine in found.aggregates.items()
+                },
             }
         )
         return 1 if found.total else 0
-    print(f"checked orders and events created in the last {human(args.since)}")
+    named = ", ".join(f"{kind} in {collection}" for kind, collection in aggregates.items())
+    print(f"checked events and the aggregates {named} created in the last {human(args.since)}")
     stuck = [
         (e["eventId"], e["processingInstanceId"], e["attempts"], _when(e["updatedAt"]))
         for e in found.stuck_events
@@ -81,17 +104,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         ("eventId", "holder", "attempts", "leased at"),
         stuck,
     )
-    orders = [(order_id,) for order_id in found.orders_without_event]
-    _section(
-        "orders with no outbox event", found.counts["ordersWithoutEvent"], ("orderId",), orders
-    )
-    events = [(e["eventId"], e["orderId"]) for e in found.events_without_order]
-    _section(
-        "events whose order does not exist",
-        found.counts["eventsWithoutOrder"],
-        ("eventId", "orderId"),
-        events,
-    )
+    for kind, mine in found.aggregates.items():
+        _section(
+            f"{mine.collection} with no outbox event ({kind})",
+            mine.counts["withoutEvent"],
+            ("id",),
+            [(missing,) for missing in mine.without_event],
+        )
+        _section(
+            f"{kind} events whose document in {mine.collection} does not exist",
+            mine.counts["eventsWithoutDocument"],
+            ("eventId", "aggregateId"),
+            [(e["eventId"], e["aggregateId"]) for e in mine.events_without_document],
+        )
     unscheduled = [
         (e["eventId"], _short(e["nextAttemptAt"]), _when(e["createdAt"]))
         for e in found.unscheduled_events
@@ -120,3 +145,12 @@ def _section(title: str, total: int, headers: tuple[str, ...], rows: list[tuple[
 
 def _when(moment: Any) -> str:
     return rfc3339(moment) if isinstance(moment, datetime.datetime) else str(moment)
+
+
+def _aggregate(text: str) -> tuple[str, str]:
+    kind, _, collection = text.partition("=")
+    if not kind or not collection or "/" in collection:
+        raise argparse.ArgumentTypeError(
+            f"expected TYPE=COLLECTION (for example invoice=invoices), got {text!r}"
+        )
+    return kind, collection

@@ -13,6 +13,8 @@ from firestore_outbox.cli.output import (
     ops_client,
     print_json,
     print_table,
+    read_from,
+    read_from_line,
     utcnow,
 )
 from firestore_outbox.cli.replay.listing import JOB_COLUMNS, job_rows, jobs_json
@@ -28,7 +30,8 @@ def register(commands: Any) -> None:
         "status",
         help="events per status, the lag of the oldest eligible event, failures by lastError",
         description="Events per status, how long the oldest eligible event has waited (the "
-        "lag), and FAILED events grouped by lastError.",
+        "lag), and FAILED events grouped by lastError; the first line names the project, "
+        "database and collection read, and the emulator when it is one.",
     )
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     add_lock_timeout(parser)
@@ -56,9 +59,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         timeout=settings.firestore_timeout_seconds,
         partitions=args.config.partitions().count,
     )
+    source = read_from(db, settings, settings.outbox_collection)
     if args.json:
-        print_json({**status.to_json(), "redriveJobs": jobs_json(jobs)})
+        print_json({**status.to_json(), "redriveJobs": jobs_json(jobs), "readFrom": source})
         return 0
+    print(read_from_line(source) + "\n")
     unscheduled = ""
     if status.unscheduled:
         named = ", ".join(status.unscheduled_ids)

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from firestore_outbox.config.environment import env_reader
+from firestore_outbox.firestore.credentials import SECRET_FIELDS
 from firestore_outbox.observability.otlp_settings import OTLP_ENDPOINTS
 from firestore_outbox.publishers.http.urls import url_secrets
 
@@ -36,8 +37,9 @@ SECRET_LIST_VARIABLES = (
 
 
 def configured_secrets(environ: Mapping[str, str]) -> list[str]:
-    """The secrets set in `environ`: the secret variables, each signing secret, the private
-    key of the service-account key, the downstream URL's token, the AMQP broker URL's
+    """The secrets set in `environ`: the secret variables, each signing secret, the secrets of
+    the credentials file (a service-account key's private key, an `authorized_user` file's
+    client secret and refresh token), the downstream URL's token, the AMQP broker URL's
     password, the OTLP headers' values."""
     get = env_reader(environ)
     secrets = [value for value in map(get, SECRET_VARIABLES) if value]
@@ -46,7 +48,7 @@ def configured_secrets(environ: Mapping[str, str]) -> list[str]:
         # keyId:key pairs (IDEMPOTENCY_ENCRYPTION_KEYS): the key alone is a secret too.
         secrets += parts + [p.partition(":")[2] for p in parts if len(p.partition(":")[2]) >= 16]
     key_text = get("FIRESTORE_CREDENTIALS_JSON")
-    key_path = get("FIRESTORE_CREDENTIALS_PATH")
+    key_path = get("FIRESTORE_CREDENTIALS_PATH") or get("GOOGLE_APPLICATION_CREDENTIALS")
     if key_text is None and key_path is not None:
         try:
             key_text = Path(key_path).read_text()
@@ -77,7 +79,9 @@ def _key_secrets(key_text: str | None) -> list[str]:
         return []
     if not isinstance(key, dict):
         return []
-    secrets = [str(key[name]) for name in ("private_key", "private_key_id") if key.get(name)]
+    # A service-account key's private key, an authorized_user file's client secret and
+    # refresh token (firestore.credentials.SECRET_FIELDS).
+    secrets = [str(key[name]) for name in SECRET_FIELDS if key.get(name)]
     # A line of the PEM body alone is still part of the key.
     lines = str(key.get("private_key", "")).splitlines()
     return secrets + [line for line in lines if len(line) >= 16 and "-----" not in line]

@@ -73,9 +73,11 @@ def get_db_client(settings: Settings | None = None) -> firestore.Client:
     """Return a Firestore client; nothing is contacted until the first request.
 
     With `FIRESTORE_EMULATOR_HOST` set it talks to the emulator and needs no credentials;
-    otherwise it uses the service-account key from `FIRESTORE_CREDENTIALS_PATH` or
-    `FIRESTORE_CREDENTIALS_JSON`. Without `settings`, the process's configuration (the
-    environment over `.env`, read once: `Configuration.default()`).
+    otherwise the service-account key (or any credentials file google-auth loads) from
+    `FIRESTORE_CREDENTIALS_PATH` or `FIRESTORE_CREDENTIALS_JSON`, else the credentials file
+    `GOOGLE_APPLICATION_CREDENTIALS` names (Workload Identity Federation: no key). Without
+    `settings`, the process's configuration (the environment over `.env`, read once:
+    `Configuration.default()`).
     """
     return client.get_db_client(settings or Configuration.default().settings)
 

@@ -31,7 +31,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "`FIRESTORE_PROJECT_ID`",
         "none",
-        "project id; required outside the emulator unless the key names one",
+        "project id; required outside the emulator unless a service-account key names one",
     ),
     Variable(
         "`FIRESTORE_DATABASE`",
@@ -46,7 +46,19 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "`FIRESTORE_CREDENTIALS_PATH` / `FIRESTORE_CREDENTIALS_JSON`",
         "unset",
-        "service-account key as a file path or as JSON text; set one",
+        "service-account key as a file path or as JSON text; set one. Either also takes any "
+        "other credentials file `GOOGLE_APPLICATION_CREDENTIALS` takes; both come before it",
+    ),
+    Variable(
+        "`GOOGLE_APPLICATION_CREDENTIALS`",
+        "unset",
+        "path of any credentials file google-auth loads: a service-account key, an "
+        "`external_account` configuration (Workload Identity Federation, no key: "
+        "[the keyless route](../deploying.md#keyless-credentials-workload-identity-federation)), "
+        "`authorized_user`, `external_account_authorized_user`, "
+        "`impersonated_service_account`. Read only when neither `FIRESTORE_CREDENTIALS_` "
+        "variable is set; only a service-account key names the project, so set "
+        "`FIRESTORE_PROJECT_ID` with the others",
     ),
     Variable(
         "`FIRESTORE_TIMEOUT_SECONDS`",

@@ -11,16 +11,16 @@ from firestore_outbox.producer import (
     FirestoreUnitOfWork,
     OutboxRepository,
     Repository,
-    checked_id,
 )
 
 __all__ = ["OrderRepository", "OutboxRepository"]
 
 
 class OrderRepository(Repository):
-    """Orders in `ORDERS_COLLECTION`."""
+    """Orders in `ORDERS_COLLECTION`, on the library's public `Repository` contract; `get`
+    (the stored order or None) is the base's."""
 
-    _setting = "orders_collection"
+    collection_setting = "orders_collection"
 
     def add(
         self,
@@ -34,12 +34,8 @@ class OrderRepository(Repository):
         An order carrying `requestHash` is guarded: committing it again is a replay, not a
         duplicate (see `FirestoreUnitOfWork.add_create`).
         """
-        target = self._target(uow)
-        ref = self._collection.document(checked_id(order_id, "order_id") if order_id else None)
+        target = self.unit_of_work(uow)
+        ref = self.document(order_id or None, what="order_id")
         guard = REQUEST_HASH_FIELD if order_data.get(REQUEST_HASH_FIELD) else None
         target.add_create(ref, order_data, idempotency_field=guard)
         return str(ref.id)
-
-    def get(self, order_id: str) -> dict[str, Any] | None:
-        snapshot = self._collection.document(checked_id(order_id, "order_id")).get()
-        return snapshot.to_dict() if snapshot.exists else None

@@ -1,20 +1,18 @@
-"""`get_db_client()`: a Firestore client for the emulator or for a service account."""
+"""`get_db_client()`: a Firestore client for the emulator or for Google credentials."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import weakref
 from collections.abc import Collection, Iterator
-from typing import Any
 
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
-from google.oauth2 import service_account
 
 from firestore_outbox.errors import ConfigError
+from firestore_outbox.firestore.credentials import load_credentials
 from firestore_outbox.firestore.raw import gapic_if_made, point_at_emulator
 from firestore_outbox.firestore.settings import Settings
 
@@ -58,7 +56,9 @@ def get_db_client(settings: Settings) -> firestore.Client:
     """A Firestore client for `settings`; nothing is contacted until the first request.
 
     With `emulator_host` set it talks to the emulator and needs no credentials; otherwise it
-    uses the service-account key of `credentials_path` or `credentials_json`. (The public
+    uses the credentials `load_credentials` builds: a service-account key from
+    `credentials_json` or `credentials_path`, or any credentials file google-auth loads from
+    those or `application_credentials` (`GOOGLE_APPLICATION_CREDENTIALS`). (The public
     `firestore_outbox.get_db_client` reads the settings when given none.)
     """
     if settings.emulator_host:
@@ -71,13 +71,16 @@ def get_db_client(settings: Settings) -> firestore.Client:
         point_at_emulator(client, settings.emulator_host)
         logger.debug("using the Firestore emulator at %s", settings.emulator_host)
         return _made_now(client)
-    credentials = _service_account(settings)
-    project = settings.project_id or credentials.project_id
-    if not project:
+    credentials, named = load_credentials(settings)
+    real_project = settings.project_id or named
+    if not real_project:
         raise ConfigError(
-            "FIRESTORE_PROJECT_ID is not set and the service-account key names no project_id"
+            "FIRESTORE_PROJECT_ID is not set and the credentials name no project "
+            "(a service-account key's project_id; other credentials files have none)"
         )
-    client = firestore.Client(project=project, database=settings.database, credentials=credentials)
+    client = firestore.Client(
+        project=real_project, database=settings.database, credentials=credentials
+    )
     return _made_now(client)
 
 
@@ -109,47 +112,3 @@ def close_clients(timeout: float, *, keep: Collection[firestore.Client] = ()) ->
     closing.start()
     closing.join(timeout)
     return not closing.is_alive()
-
-
-def _service_account(settings: Settings) -> service_account.Credentials:
-    if settings.credentials_json:
-        try:
-            info: Any = json.loads(settings.credentials_json)
-        except ValueError:
-            # `from None`: the decode error carries the secret text.
-            raise ConfigError("FIRESTORE_CREDENTIALS_JSON is not valid JSON") from None
-        return _from_info(info, "FIRESTORE_CREDENTIALS_JSON")
-    if settings.credentials_path:
-        try:
-            with open(settings.credentials_path, encoding="utf-8") as handle:
-                info = json.load(handle)
-        except OSError as exc:
-            raise ConfigError(
-                f"FIRESTORE_CREDENTIALS_PATH: cannot read {settings.credentials_path!r} "
-                f"({exc.strerror})"
-            ) from None
-        except ValueError:
-            raise ConfigError(
-                f"FIRESTORE_CREDENTIALS_PATH: {settings.credentials_path!r} is not valid JSON"
-            ) from None
-        return _from_info(info, "FIRESTORE_CREDENTIALS_PATH")
-    raise ConfigError(
-        "no Firestore credentials: set FIRESTORE_CREDENTIALS_PATH or FIRESTORE_CREDENTIALS_JSON "
-        "(or FIRESTORE_EMULATOR_HOST for the local emulator)"
-    )
-
-
-def _from_info(info: Any, variable: str) -> service_account.Credentials:
-    if not isinstance(info, dict) or info.get("type") != "service_account":
-        raise ConfigError(f"{variable} does not hold a service-account key")
-    try:
-        credentials: service_account.Credentials = (
-            service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call]
-                info, scopes=["https://www.googleapis.com/auth/datastore"]
-            )
-        )
-        return credentials
-    except (ValueError, KeyError) as exc:
-        # Name the problem, never the key material.
-        problem = "missing field " + str(exc) if isinstance(exc, KeyError) else "malformed key"
-        raise ConfigError(f"{variable} holds an unusable service-account key: {problem}") from None

@@ -37,6 +37,8 @@ class Settings:
     emulator_host: str | None = None
     credentials_path: str | None = None
     credentials_json: str | None = field(default=None, repr=False)
+    # GOOGLE_APPLICATION_CREDENTIALS: read after the two above (firestore.credentials).
+    application_credentials: str | None = None
     orders_collection: str = DEFAULT_ORDERS_COLLECTION
     outbox_collection: str = DEFAULT_OUTBOX_COLLECTION
     log_level: str = "INFO"
@@ -90,6 +92,7 @@ class Settings:
             emulator_host=get("FIRESTORE_EMULATOR_HOST"),
             credentials_path=get("FIRESTORE_CREDENTIALS_PATH"),
             credentials_json=get("FIRESTORE_CREDENTIALS_JSON"),
+            application_credentials=get("GOOGLE_APPLICATION_CREDENTIALS"),
             orders_collection=get("ORDERS_COLLECTION") or DEFAULT_ORDERS_COLLECTION,
             outbox_collection=get("OUTBOX_COLLECTION") or DEFAULT_OUTBOX_COLLECTION,
             log_level=(get("LOG_LEVEL") or "INFO").upper(),

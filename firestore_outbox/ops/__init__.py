@@ -3,11 +3,12 @@ subcommands are thin wrappers over these; each takes a client and the collection
 
 from firestore_outbox.ops.documents import event_document
 from firestore_outbox.ops.purge import backfill_expiry, purge_processed
-from firestore_outbox.ops.reconcile import Anomalies, find_anomalies
+from firestore_outbox.ops.reconcile import AggregateAnomalies, Anomalies, find_anomalies
 from firestore_outbox.ops.requeue import RequeuePlan, plan_requeue, requeue
 from firestore_outbox.ops.status import OutboxStatus, read_status
 
 __all__ = [
+    "AggregateAnomalies",
     "Anomalies",
     "OutboxStatus",
     "RequeuePlan",

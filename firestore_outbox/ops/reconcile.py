@@ -1,19 +1,23 @@
 """`find_anomalies`: what should never be there, found by reading both collections.
 
 - a `PROCESSING` event past its lease: its relay died and no relay has run since;
-- an order with no outbox event: written outside `create_new_order`, or its event deleted;
-- an order event whose order does not exist: the order was deleted, or the event forged;
+- an aggregate's document with no outbox event: written outside its service function (for
+  orders, `create_new_order`), or its event deleted;
+- an aggregate's event whose document does not exist: deleted, or the event forged;
 - a `PENDING` event without a timestamp `nextAttemptAt` (another producer's): invisible to
   the due query until a relay run finds and leases it (`firestore_outbox.relay.unscheduled`).
 
-Orders and events are checked within a window (`since`), so the cost stays bounded. Keep the
-window shorter than the retention: a purged event would otherwise look missing.
+The aggregates checked are the ones named (`aggregates`: aggregate type -> collection; by
+default the reference application's `order` in `orders`); their documents need a timestamp
+`createdAt`. Documents and events are checked within a window (`since`), so the cost stays
+bounded. Keep the window shorter than the retention: a purged event would otherwise look missing.
 """
 
 from __future__ import annotations
 
 import datetime
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,13 +52,29 @@ _UNSCHEDULED_SCAN_LIMIT = 10_000
 
 
 @dataclass
+class AggregateAnomalies:
+    """One aggregate's findings: its documents with no event, its events with no document
+    (`{"eventId", "aggregateId"}`); each list holds at most `limit`, the counts are complete."""
+
+    collection: str
+    without_event: list[str] = field(default_factory=list)
+    events_without_document: list[dict[str, str]] = field(default_factory=list)
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("withoutEvent", "eventsWithoutDocument"), 0)
+    )
+
+
+@dataclass
 class Anomalies:
-    """Each list holds at most `limit` ids; the counts are complete."""
+    """Each list holds at most `limit` ids; the counts are complete. `orders_without_event`
+    and `events_without_order` (and their counts) sum over every aggregate checked, as before
+    there was more than the orders; `aggregates` holds each one's own."""
 
     stuck_events: list[dict[str, Any]] = field(default_factory=list)
     orders_without_event: list[str] = field(default_factory=list)
     events_without_order: list[dict[str, str]] = field(default_factory=list)
     unscheduled_events: list[dict[str, Any]] = field(default_factory=list)
+    aggregates: dict[str, AggregateAnomalies] = field(default_factory=dict)
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
             ("stuck", "ordersWithoutEvent", "eventsWithoutOrder", "unscheduled"), 0
@@ -69,7 +89,7 @@ class Anomalies:
 def find_anomalies(
     db: Client,
     *,
-    orders: str,
+    orders: str | None = None,
     outbox: str,
     now: datetime.datetime,
     since: datetime.datetime,
@@ -78,9 +98,15 @@ def find_anomalies(
     timeout: float = 30.0,
     aggregate_type: str = DEFAULT_AGGREGATE_TYPE,
     partitions: int,
+    aggregates: Mapping[str, str] | None = None,
 ) -> Anomalies:
     """What should never be there; the outbox's queries that range over a timestamp run per
-    chunk of partitions (the relay's `RELAY_PARTITIONS`), the partition first."""
+    chunk of partitions (the relay's `RELAY_PARTITIONS`), the partition first. The aggregates
+    checked are `aggregates` (type -> collection), or `aggregate_type` in `orders`."""
+    if aggregates is None:
+        if orders is None:
+            raise TypeError("find_anomalies needs the aggregates to check (or orders)")
+        aggregates = {aggregate_type: orders}
     found = Anomalies()
     expired_before = now - datetime.timedelta(seconds=lock_timeout_seconds)
     store = LeaseStore(db, outbox, timeout=timeout)
@@ -110,17 +136,46 @@ def find_anomalies(
         {"eventId": s.id, "nextAttemptAt": s.get(NEXT_ATTEMPT_AT), "createdAt": s.get(CREATED_AT)}
         for s in unscheduled.found[:limit]
     ]
-    recent_orders = (
-        db.collection(orders)
+    for kind, collection in aggregates.items():
+        mine = AggregateAnomalies(collection)
+        found.aggregates[kind] = mine
+        _check_aggregate(db, outbox, kind, mine, since, every, unscheduled.found, limit)
+        for name, total in (
+            ("ordersWithoutEvent", mine.counts["withoutEvent"]),
+            ("eventsWithoutOrder", mine.counts["eventsWithoutDocument"]),
+        ):
+            found.counts[name] += total
+        found.orders_without_event += mine.without_event
+        found.events_without_order += [
+            {"eventId": e["eventId"], "orderId": e["aggregateId"]}
+            for e in mine.events_without_document
+        ]
+    del found.orders_without_event[limit:], found.events_without_order[limit:]
+    return found
+
+
+def _check_aggregate(
+    db: Client,
+    outbox: str,
+    aggregate_type: str,
+    mine: AggregateAnomalies,
+    since: datetime.datetime,
+    every: list[list[int]],
+    unscheduled: list[Any],
+    limit: int,
+) -> None:
+    """The aggregate's documents with no event and its events with no document."""
+    recent = (
+        db.collection(mine.collection)
         .where(filter=FieldFilter("createdAt", ">=", since))
         .order_by("createdAt")
     )
-    for page in pages(recent_orders.select(["createdAt"]), 300):
+    for page in pages(recent.select(["createdAt"]), 300):
         ids = [snapshot.id for snapshot in page]
         for missing in _ids_without_event(db, outbox, ids, aggregate_type):
-            found.counts["ordersWithoutEvent"] += 1
-            if len(found.orders_without_event) < limit:
-                found.orders_without_event.append(missing)
+            mine.counts["withoutEvent"] += 1
+            if len(mine.without_event) < limit:
+                mine.without_event.append(missing)
     recent_events = [
         db.collection(outbox)
         .where(filter=FieldFilter(PARTITION, "in", chunk))
@@ -134,7 +189,7 @@ def find_anomalies(
     # queries: the ones the unscheduled scan found are looked at as they are.
     unpartitioned = [
         s
-        for s in unscheduled.found
+        for s in unscheduled
         if needs_partition(s.to_dict() or {}, sum(map(len, every)))
         and s.get(AGGREGATE_TYPE) == aggregate_type
         and isinstance(s.get(CREATED_AT), datetime.datetime)
@@ -143,19 +198,20 @@ def find_anomalies(
     listed = (page for query in recent_events for page in pages(query, 300))
     for page in itertools.chain(listed, [unpartitioned] if unpartitioned else []):
         claimed = {snapshot.id: str(snapshot.get(AGGREGATE_ID)) for snapshot in page}
-        # An aggregateId that cannot be a document id names no order at all.
+        # An aggregateId that cannot be a document id names no document at all.
         refs = [
-            db.collection(orders).document(order_id)
-            for order_id in set(claimed.values())
-            if not check_document_id(order_id)
+            db.collection(mine.collection).document(aggregate_id)
+            for aggregate_id in set(claimed.values())
+            if not check_document_id(aggregate_id)
         ]
         existing = {s.id for s in db.get_all(refs) if s.exists}
-        for event_id, order_id in claimed.items():
-            if order_id not in existing:
-                found.counts["eventsWithoutOrder"] += 1
-                if len(found.events_without_order) < limit:
-                    found.events_without_order.append({"eventId": event_id, "orderId": order_id})
-    return found
+        for event_id, aggregate_id in claimed.items():
+            if aggregate_id not in existing:
+                mine.counts["eventsWithoutDocument"] += 1
+                if len(mine.events_without_document) < limit:
+                    mine.events_without_document.append(
+                        {"eventId": event_id, "aggregateId": aggregate_id}
+                    )
 
 
 def _ids_without_event(

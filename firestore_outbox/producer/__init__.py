@@ -7,7 +7,8 @@
                         "aggregateId": "o-1", "payload": {"carrier": "sf"}})
 
 `Repository` is the base for an application's own repositories on the same unit of work
-(`firestore_outbox.example.OrderRepository` is one); `checked_id`, `label_problem`,
+(`firestore_outbox.example.OrderRepository` is one; docs/concepts/your-aggregates.md builds
+another); `checked_id`, `label_problem`,
 `json_value_problem` and `MAX_WRITES_PER_BATCH` check input against Firestore's limits before
 anything is queued; `bounded_retry` keeps a read of your own within a deadline. The errors are
 `firestore_outbox.errors`'s, the stored field names `firestore_outbox.fields`'s. Names load on

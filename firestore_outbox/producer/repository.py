@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from google.cloud.firestore import SERVER_TIMESTAMP
 
@@ -39,7 +39,7 @@ from firestore_outbox.observability.tracing import creation_context
 from firestore_outbox.partitions import partition_of
 
 if TYPE_CHECKING:
-    from google.cloud.firestore import Client, DocumentReference
+    from google.cloud.firestore import Client, CollectionReference, DocumentReference
 
 
 class UnitOfWork(Protocol):
@@ -58,14 +58,13 @@ class UnitOfWork(Protocol):
         headroom: int = 0,
     ) -> None: ...
 
+    def add_set(
+        self, ref: DocumentReference, data: Mapping[str, Any], merge: bool = False
+    ) -> None: ...
 
-def _collection_name(name: str | None, attribute: str) -> str:
-    if name is not None:
-        return name
-    # A public edge given no collection: the process's configuration names it.
-    from firestore_outbox.config.loader import Configuration
+    def add_update(self, ref: DocumentReference, data: Mapping[str, Any]) -> None: ...
 
-    return str(getattr(Configuration.default().settings, attribute))
+    def add_delete(self, ref: DocumentReference) -> None: ...
 
 
 def configured_partitions() -> int:
@@ -84,10 +83,21 @@ def checked_id(value: str, what: str) -> str:
 
 
 class Repository:
-    """A collection's repository; bound to a unit of work when reached as `uow.orders` or
-    `uow.outbox`, so `add` queues there without being handed the unit of work again."""
+    """The base of a collection's repository, the outbox's and your own aggregates'.
 
-    _setting: str  # the Settings attribute naming the default collection
+    `Repository(db, "invoices")` works on its own; a subclass adds the methods its aggregate
+    needs (`add`, `get`...) on three public pieces: `collection` (the Firestore collection),
+    `unit_of_work(uow)` (where an `add` queues) and `document(id)` (a reference with a checked
+    id). A subclass may name a `Settings` attribute in `collection_setting` to default the
+    collection from the configuration (`OrderRepository`: `"orders_collection"`).
+
+    Bound to a unit of work (`uow=`, as a unit of work's subclass does for `uow.invoices`),
+    `add` queues there without being handed it again; unbound, the caller passes the unit of
+    work: `InvoiceRepository(db).add(invoice, uow)`. See docs/concepts/your-aggregates.md.
+    """
+
+    #: The `Settings` attribute naming the default collection, or None: a name is required.
+    collection_setting: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -96,11 +106,37 @@ class Repository:
         *,
         uow: UnitOfWork | None = None,
     ) -> None:
-        self._collection = db.collection(_collection_name(collection, self._setting))
+        self._collection = db.collection(self._collection_name(collection))
         self._uow = uow
 
-    def _target(self, uow: UnitOfWork | None) -> UnitOfWork:
-        """The unit of work an `add` queues on: the bound one, or the one passed."""
+    @property
+    def collection(self) -> CollectionReference:
+        """The Firestore collection this repository reads and queues writes in."""
+        return self._collection
+
+    @property
+    def bound_unit_of_work(self) -> UnitOfWork | None:
+        """The unit of work this repository belongs to (`uow.invoices`), or None."""
+        return self._uow
+
+    def document(self, document_id: str | None = None, *, what: str = "id") -> DocumentReference:
+        """The reference of `document_id` in the collection (a new random id when None);
+        an id Firestore would refuse raises `InvalidInput` naming it `what`."""
+        if document_id is None:
+            return self._collection.document()
+        return self._collection.document(checked_id(document_id, what))
+
+    def get(self, document_id: str) -> dict[str, Any] | None:
+        """The stored document `document_id` as a dict, or None when it does not exist."""
+        snapshot = self.document(document_id).get()
+        return snapshot.to_dict() if snapshot.exists else None
+
+    def unit_of_work(self, uow: UnitOfWork | None = None) -> UnitOfWork:
+        """The unit of work an `add` queues on: the bound one, or `uow` (the one passed).
+
+        Neither raises `TypeError`; a bound repository passed another unit of work raises
+        `InvalidInput`; passed its own, it warns that the argument is redundant.
+        """
         if self._uow is None:
             if uow is None:
                 raise TypeError(
@@ -121,12 +157,29 @@ class Repository:
             )
         return self._uow
 
+    # Before 0.7 subclasses overrode these protected names; kept so that they still work.
+    _target = unit_of_work
+
+    def _collection_name(self, name: str | None) -> str:
+        if name is not None:
+            return name
+        setting = self.collection_setting or getattr(self, "_setting", None)
+        if setting is None:
+            raise TypeError(
+                f"{type(self).__name__} needs a collection name: "
+                f'{type(self).__name__}(db, "invoices"), or a collection_setting'
+            )
+        # A public edge given no collection: the process's configuration names it.
+        from firestore_outbox.config.loader import Configuration
+
+        return str(getattr(Configuration.default().settings, setting))
+
 
 class OutboxRepository(Repository):
     """Outbox events in `OUTBOX_COLLECTION`, spread over `partitions` (`RELAY_PARTITIONS`
     when not given); the document id is the event id."""
 
-    _setting = "outbox_collection"
+    collection_setting = "outbox_collection"
 
     def __init__(
         self,
@@ -148,7 +201,7 @@ class OutboxRepository(Repository):
         valid UTF-8 without control characters (`label_problem`). The document must leave
         `OUTBOX_HEADROOM_BYTES` free under 1 MiB for the relay's fields, or `DocumentTooLarge`.
         """
-        target = self._target(uow)
+        target = self.unit_of_work(uow)
         event_id = str(event_data.get(EVENT_ID) or uuid.uuid4())
         names = (EVENT_TYPE, AGGREGATE_TYPE, AGGREGATE_ID)
         labels = {**{name: event_data.get(name) for name in names}, EVENT_ID: event_id}

@@ -60,6 +60,15 @@ class FirestoreUnitOfWork:
     whose answer was lost can be read back: see `firestore_outbox.producer.commits`. `commit()` then
     reports the batch committed, raises `CommitFailed` when nothing was written, or
     `CommitOutcomeUnknown`.
+
+    Your own aggregates' repositories hang off a subclass, bound to it (the whole contract):
+
+        class BillingUnitOfWork(FirestoreUnitOfWork):
+            def __init__(self, db, settings=None, **options):
+                super().__init__(db, settings, **options)
+                self.invoices = InvoiceRepository(db, "invoices", uow=self)
+
+    where `InvoiceRepository` subclasses `Repository` (docs/concepts/your-aggregates.md).
     """
 
     def __init__(

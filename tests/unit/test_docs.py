@@ -111,3 +111,13 @@ def test_the_configuration_page_gives_the_defaults_the_settings_classes_have() -
     ):
         [row] = [row for row in VARIABLES if variable in row.variables()]
         assert row.default == f"`{{OUTBOX_COLLECTION}}_{role}` (`{name}`)", (variable, row)
+
+
+def test_the_readmes_extras_table_names_every_extra() -> None:
+    # No tomllib: it is 3.11+ only, and the tests run on 3.10 too.
+    project = (ROOT / "pyproject.toml").read_text()
+    section = project.split("[project.optional-dependencies]")[1].split("\n[")[0]
+    extras = set(re.findall(r"^([a-z0-9-]+) = \[", section, re.M))
+    table = re.findall(r"^\| (`[^|]+) \|", (ROOT / "README.md").read_text(), re.M)
+    listed = {name for row in table for name in re.findall(r"`([a-z0-9-]+)`", row)}
+    assert extras and extras - listed == set()

@@ -7,6 +7,7 @@ and `reconcile --limit` did not state their defaults."""
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 from pathlib import Path
 
@@ -71,3 +72,12 @@ def check_help(command: argparse.ArgumentParser, argv: list[str]) -> None:
             spellings = {str(value), f"{value:g}" if isinstance(value, float) else str(value)}
             spellings |= {"24h"} if value == 86400.0 else set()
             assert any(s in option.help for s in spellings), (name, option.help, value)
+
+
+def test_no_help_cites_a_docs_path_the_wheel_does_not_have() -> None:
+    # The wheel installs no docs/ and no site is published: the help says where they are.
+    top = subprocess.run([OUTBOX, "--help"], capture_output=True, text=True, timeout=60)
+    assert flat("the documentation, which is not installed with the package") in flat(top.stdout)
+    for name, command in subcommands().items():
+        assert not re.search(r"docs/\S+\.md", command.format_help()), name
+    assert not re.search(r"docs/\S+\.md", top.stdout)

@@ -33,7 +33,7 @@ def test_status_counts_the_lag_and_the_failures_and_writes_nothing(
     code, out, _ = run("status")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["events", "status"]
+    assert lines[2].split() == ["events", "status"]
     assert "5  PROCESSED" in out and "2 due now" in out and "1 past their lease" in out
     assert "lag: 55m" in out and "(oldest eligible event stuck)" in out
     assert "     2  gave up after attempt 5: HTTP 503: busy" in out
@@ -44,3 +44,24 @@ def test_status_of_an_empty_outbox_has_no_lag(run: Run) -> None:
     code, out, _ = run("status", "--json")
     assert code == 0 and json.loads(out)["lagSeconds"] is None
     assert "lag: none" in run("status")[1]
+
+
+def test_status_says_which_project_database_and_collection_it_read(
+    run: Run, settings: Settings
+) -> None:
+    # The run fixture works in a folder with no .env: before, this was zeros and nothing else.
+    code, out, _ = run("status")
+    assert code == 0
+    assert out.splitlines()[0] == (
+        f"read project {settings.project_id}, database (default), collection "
+        f"{settings.outbox_collection} on the emulator at {settings.emulator_host}; settings "
+        "from the environment (no ./.env)"
+    )
+    code, out, _ = run("status", "--json")
+    assert json.loads(out)["readFrom"] == {
+        "projectId": settings.project_id,
+        "database": "(default)",
+        "collection": settings.outbox_collection,
+        "emulatorHost": settings.emulator_host,
+        "dotenv": False,
+    }

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 import pytest
 
-from firestore_outbox.cli.failures import EXIT_INTERRUPTED, CommandFailed, run_guarded
+from firestore_outbox.cli.failures import (
+    EXIT_INTERRUPTED,
+    CommandFailed,
+    run_guarded,
+    stdout_closed,
+)
 from firestore_outbox.errors import ConfigError
 
 SECRET = "s3cr3t-token-abcdefghijklmnop"
@@ -81,3 +88,29 @@ def test_a_bug_with_no_interrupt_behind_it_stays_a_bug(
 
     assert run_guarded(chained) == 1
     assert capsys.readouterr().err.startswith("error: RuntimeError: second")
+
+
+def test_a_broken_pipe_that_is_not_stdout_is_still_a_failure(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A socket's EPIPE (a downstream that hung up) while stdout is fine: not the quiet exit
+    # of `outbox status | head -1` (firestore_outbox.cli.failures.stdout_closed).
+    assert run_guarded(lambda: fail(BrokenPipeError(32, "Broken pipe"))) == 1
+    assert capsys.readouterr().err.splitlines() == ["error: Broken pipe"]
+
+
+def test_stdout_is_closed_only_when_its_pipe_has_no_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        with os.fdopen(os.dup(write_end), "w") as pipe:
+            monkeypatch.setattr(sys, "stdout", pipe)
+            assert not stdout_closed()  # someone still reads
+            os.close(read_end)
+            read_end = -1
+            assert stdout_closed()
+    finally:
+        os.close(write_end)
+        if read_end >= 0:
+            os.close(read_end)
