@@ -198,8 +198,9 @@ VARIABLES: tuple[Variable, ...] = (
         "`RELAY_KAFKA_BOOTSTRAP_SERVERS`, `RELAY_KAFKA_TOPIC`",
         "none (`kafka` needs both)",
         (
-            "`host:port` of the brokers (comma-separated) and the topic; each event is one "
-            "message keyed by its aggregate id, with CloudEvents Kafka binding headers"
+            "`host:port` of the brokers (comma-separated, each port 1-65535, IPv6 in brackets) "
+            "and the topic; each event is one message keyed by its aggregate id, with "
+            "CloudEvents Kafka binding headers"
         ),
     ),
     Variable(
@@ -221,7 +222,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "`RELAY_KAFKA_CA_FILE`",
         "the system's CA certificates",
-        "PEM file of the CA that signed the brokers' certificates (ApsaraMQ's CA for `SASL_SSL`)",
+        (
+            "PEM file of the CA that signed the brokers' certificates (ApsaraMQ's CA), with "
+            "`SASL_SSL` only; checked at start to hold PEM certificates"
+        ),
     ),
     Variable(
         "`RELAY_KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM`",

@@ -15,7 +15,7 @@ from typing import cast
 
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.amqp.settings import AmqpSettings
-from firestore_outbox.publishers.base import Publisher, PublisherOptions
+from firestore_outbox.publishers.base import Publisher, PublisherOptions, bounded_error
 from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
 from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
 from firestore_outbox.publishers.http.settings import HttpSettings
@@ -62,7 +62,9 @@ PUBLISHERS = tuple(REGISTRY)
 
 def publisher_for(settings: PublisherSettings, options: PublisherOptions) -> Publisher:
     """The publisher `settings` are for, built from them and `options` (its timeouts, pool,
-    signer and secrets to mask: `RelayConfig.publisher_options()`)."""
+    signer and secrets to mask: `RelayConfig.publisher_options()`). A publisher that cannot be
+    built (its SDK refuses its settings) is a `ConfigError`, raised before any event is read:
+    never an event's attempt."""
     name = settings.name
     entry = REGISTRY[name]
     try:
@@ -79,4 +81,13 @@ def publisher_for(settings: PublisherSettings, options: PublisherOptions) -> Pub
             f"RELAY_PUBLISHER={name}: its client cannot write its log folder in the temporary "
             f"directory; point TMPDIR at a writable directory ({exc.strerror})"
         ) from None
-    return cast(Publisher, module.from_settings(settings, options))
+    try:
+        return cast(Publisher, module.from_settings(settings, options))
+    except (ConfigError, TypeError):  # TypeError: an option misspelled by the caller, a bug
+        raise
+    except Exception as exc:  # an SDK refusing its settings: before any event is read
+        secrets = [*settings.secrets(), *options.get("secrets", ())]
+        error = bounded_error(f"{type(exc).__name__}: {exc}", secrets)
+        raise ConfigError(
+            f"RELAY_PUBLISHER={name}: the publisher cannot be built from its settings: {error}"
+        ) from exc

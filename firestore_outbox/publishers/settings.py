@@ -11,6 +11,7 @@ one alone (`firestore_outbox.publishers.registry`).
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -82,3 +83,29 @@ def usable_url(variable: str, url: str) -> None:
     problem = url_problem(url)
     if problem:
         raise ConfigError(f"{variable} must be a usable http:// or https:// URL: {problem}")
+
+
+def port_problem(port: str) -> str | None:
+    """Why `port` (its digits as written) is no TCP port to connect to, or None: a number
+    from 1 to 65535. Clients differ past that range (librdkafka wraps `85536` to 20000)."""
+    if not port.isascii() or not port.isdigit():
+        return "the port is not a number"
+    if not 0 < int(port) < 65536:
+        return "the port is not from 1 to 65535"
+    return None
+
+
+def pem_certificates(variable: str, path: str) -> None:
+    """`ConfigError` naming `variable` unless the file at `path` can be read and holds PEM
+    certificates (what OpenSSL, under libcurl, librdkafka and Python's `ssl`, loads as CA
+    certificates): found now, not by each connection the publisher tries."""
+    try:
+        ssl.create_default_context(cafile=path)
+    except FileNotFoundError:
+        raise ConfigError(f"{variable} is not a readable file: {path}") from None
+    except ssl.SSLError as exc:  # before OSError: it is one
+        raise ConfigError(
+            f"{variable} must hold PEM certificates: {path} does not ({exc.reason or exc})"
+        ) from None
+    except (OSError, ValueError) as exc:  # a folder, no permission
+        raise ConfigError(f"{variable} is not a readable file: {path} ({exc})") from None

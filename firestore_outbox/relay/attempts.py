@@ -1,5 +1,7 @@
 """One delivery attempt under a lease: its deadline, the circuit breaker, and a publisher
-that raises (a bug) turned into a retry whose error is masked like every other."""
+that raises turned into a result whose error is masked like every other: a retry for a bug,
+the channel's fault (no attempt spent) for a `ConfigError` (its settings refused while it
+publishes, say a client it makes again)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Protocol
 
+from firestore_outbox.errors import ConfigError
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.observability.metrics import AttemptMetrics
 from firestore_outbox.observability.tracing import PublishSpans, messaging_system, record_outcome
@@ -128,6 +131,17 @@ class Attempts:
                     f"the publisher answered {type(result).__name__}, not a PublishResult"
                 )
             return result
+        except ConfigError as exc:  # the configuration's fault, not the event's: none spent
+            error = bounded_error(str(exc), self._secrets)
+            log_event(
+                logger,
+                logging.ERROR,
+                "relay.publisher_not_configured",
+                f"the publisher refused its settings on event {event_id}: {error}",
+                eventId=event_id,
+                error=error,
+            )
+            return PublishResult(Outcome.CHANNEL, error)
         except Exception as exc:  # a publisher bug must not strand the event in PROCESSING
             error = bounded_error(f"{type(exc).__name__}: {exc}", self._secrets)
             return retry_for_bug(

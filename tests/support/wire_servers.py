@@ -1,9 +1,13 @@
 """Misbehaving downstreams for the wire tests: a raw TCP server that runs a script per
 connection, so a test can send what no well-behaved HTTP server would (interim answers,
-trickled headers, endless or compressed bodies) and count what it sent and what is open."""
+trickled headers, endless or compressed bodies) and count what it sent and what is open.
+
+A server stops for good when its `with` block is left: its port refuses connections and no
+script of it answers anything after (`RawServer.__exit__`)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -78,7 +82,8 @@ class RawServer:
         self.bytes_sent = 0
         self._open: set[socket.socket] = set()
         self._stopped = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.accepting = threading.Thread(target=self._accept, daemon=True)
+        self.accepting.start()
 
     @property
     def open_connections(self) -> int:
@@ -92,6 +97,9 @@ class RawServer:
             except OSError:
                 return
             with self.lock:
+                if self._stopped:  # accepted as it stopped: answered by no script
+                    conn.close()
+                    return
                 self.accepted += 1
                 self._open.add(conn)
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
@@ -117,8 +125,20 @@ class RawServer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._stopped = True
+        """Stop accepting and end every open connection. Closing the listener alone left it
+        listening: Linux keeps a socket alive while another thread is blocked in its
+        `accept()`, so the port went on accepting connections, and this server's script
+        answered them, after the test that started it had ended."""
+        with self.lock:
+            self._stopped = True
+            still_open = list(self._open)
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # ends the blocked accept() (EINVAL)
+        self.accepting.join(5)
         self._listener.close()
+        for conn in still_open:  # its script sees the end and closes it (in its own thread)
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
 
 def answer(status: int, body: bytes = b"", headers: tuple[tuple[str, str], ...] = ()) -> bytes:

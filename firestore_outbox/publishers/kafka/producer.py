@@ -1,5 +1,7 @@
-"""`ProducerSession`: the relay's one Kafka producer, made on first use and kept warm across
-runs (a warm Function Compute instance reuses it), with what its error callback last said.
+"""`ProducerSession`: the relay's one Kafka producer, made when the publisher is built (so
+that librdkafka's refusal of a setting is a `ConfigError` naming the variable before any event
+is read: `refused`) and kept warm across runs (a warm Function Compute instance reuses it),
+with what its error callback last said.
 
 The producer is idempotent (`enable.idempotence=true`, `acks=all`): librdkafka's own retries
 inside a session neither duplicate nor reorder a partition's messages. A broker that refuses
@@ -25,6 +27,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Producer
 
+from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.kafka.outcomes import LINK, describe
 from firestore_outbox.publishers.kafka.settings import KafkaSettings
 
@@ -46,6 +49,29 @@ ONE_IN_FLIGHT = {
     "acks": "all",
     "max.in.flight.requests.per.connection": 1,
 }
+
+
+# The variable behind each librdkafka property `client_config` sets from the settings, for
+# naming it when librdkafka refuses the producer ("ssl.ca.location failed: ...").
+VARIABLES = {
+    "ssl.ca.location": "RELAY_KAFKA_CA_FILE",
+    "ssl.endpoint.identification.algorithm": "RELAY_KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM",
+    "sasl.mechanism": "RELAY_KAFKA_SASL_MECHANISM",
+    "sasl.username": "RELAY_KAFKA_USERNAME",
+    "sasl.password": "RELAY_KAFKA_PASSWORD",
+    "security.protocol": "RELAY_KAFKA_SECURITY_PROTOCOL",
+    "bootstrap.servers": "RELAY_KAFKA_BOOTSTRAP_SERVERS",
+}
+
+
+def refused(error: KafkaError) -> ConfigError:
+    """librdkafka refused to make the producer (`Producer(...)` raised `error`): a
+    `ConfigError` naming the variables of the properties its message names (all the
+    `RELAY_KAFKA_*` ones it may be about when it names none)."""
+    text = error.str()
+    named = [variable for prop, variable in VARIABLES.items() if prop in text]
+    variables = ", ".join(named or ["RELAY_KAFKA_*"])
+    return ConfigError(f"{variables}: librdkafka cannot make the Kafka producer: {text}")
 
 
 def client_config(settings: KafkaSettings, connect_timeout: float, bound: float) -> dict[str, Any]:

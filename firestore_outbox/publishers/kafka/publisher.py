@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, KafkaException
 
+from firestore_outbox.errors import ConfigError
 from firestore_outbox.masking import masker
 from firestore_outbox.publishers.base import (
     Delivery,
@@ -40,7 +41,7 @@ from firestore_outbox.publishers.base import (
     cloudevent_attributes,
 )
 from firestore_outbox.publishers.kafka.outcomes import describe, outcome_of
-from firestore_outbox.publishers.kafka.producer import ProducerSession, client_config
+from firestore_outbox.publishers.kafka.producer import ProducerSession, client_config, refused
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -72,7 +73,8 @@ class _Report:
 
 class KafkaPublisher:
     """Publishes each event to `settings.topic`; see the module docstring. Every attempt ends
-    by its deadline, at most `connect_timeout + read_timeout` after it starts."""
+    by its deadline, at most `connect_timeout + read_timeout` after it starts. The producer is
+    made when the publisher is: a setting librdkafka refuses raises `ConfigError`."""
 
     def __init__(self, settings: KafkaSettings, **options: Unpack[PublisherOptions]) -> None:
         check_options(options)
@@ -87,10 +89,17 @@ class KafkaPublisher:
         self.session = ProducerSession(
             client_config(settings, options["connect_timeout"], self._bound)
         )
+        try:  # made now: a setting librdkafka refuses is the configuration's error, no event's
+            self.session.producer()
+        except KafkaException as exc:
+            raise ConfigError(self._mask(str(refused(exc.args[0])))) from None
 
     def publish(self, delivery: Delivery) -> PublishResult:
         deadline = min(delivery.deadline or math.inf, time.monotonic() + self._bound)
-        producer = self.session.producer()
+        try:
+            producer = self.session.producer()
+        except KafkaException as exc:  # made again after a fatal error, and refused this time
+            return self._failure(Outcome.CHANNEL, str(refused(exc.args[0])))
         report = _Report()
         try:
             producer.produce(

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.numbers import Get
-from firestore_outbox.publishers.settings import PublisherSettings, required
+from firestore_outbox.publishers.settings import (
+    PublisherSettings,
+    pem_certificates,
+    port_problem,
+    required,
+)
 
 PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -19,7 +23,8 @@ MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 HOSTNAME_CHECKS = ("https", "none")
 # Kafka's own rule for topic names.
 _TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
-_SERVER = re.compile(r"[A-Za-z0-9.:\[\]_-]+:\d{1,5}")
+# host:port, the host a name, an IPv4 address or a bracketed IPv6 one.
+_SERVER = re.compile(r"([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(\d+)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,17 +46,16 @@ class KafkaSettings(PublisherSettings):
     hostname_check: str = "https"
 
     def __post_init__(self) -> None:
-        """Brokers and a topic Kafka accepts; SASL protocols need a mechanism and both
-        credentials; a CA file that exists."""
+        """Brokers (each port in 1-65535) and a topic Kafka accepts; SASL protocols need a
+        mechanism and both credentials, and those are refused without SASL; a CA file only
+        with SASL_SSL, and one that holds PEM certificates."""
         required(
             "RELAY_PUBLISHER=kafka",
             ("RELAY_KAFKA_BOOTSTRAP_SERVERS", self.bootstrap_servers),
             ("RELAY_KAFKA_TOPIC", self.topic),
         )
-        if not all(_SERVER.fullmatch(s.strip()) for s in self.bootstrap_servers.split(",")):
-            raise ConfigError(
-                "RELAY_KAFKA_BOOTSTRAP_SERVERS must be host:port of the brokers, comma-separated"
-            )
+        for server in self.bootstrap_servers.split(","):
+            _check_server(server.strip())
         if not _TOPIC.fullmatch(self.topic):
             raise ConfigError("RELAY_KAFKA_TOPIC must be 1 to 249 letters, digits, '.', '_' or '-'")
         _one_of("RELAY_KAFKA_SECURITY_PROTOCOL", self.security_protocol, PROTOCOLS)
@@ -74,8 +78,13 @@ class KafkaSettings(PublisherSettings):
                 "RELAY_KAFKA_SASL_MECHANISM, RELAY_KAFKA_USERNAME and RELAY_KAFKA_PASSWORD need "
                 "RELAY_KAFKA_SECURITY_PROTOCOL=SASL_SSL or SASL_PLAINTEXT"
             )
-        if self.ca_file is not None and not Path(self.ca_file).is_file():
-            raise ConfigError(f"RELAY_KAFKA_CA_FILE is not a readable file: {self.ca_file}")
+        if self.ca_file is not None:
+            if not self.security_protocol.endswith("SSL"):
+                raise ConfigError(
+                    "RELAY_KAFKA_CA_FILE needs RELAY_KAFKA_SECURITY_PROTOCOL=SASL_SSL (over "
+                    f"{self.security_protocol} no certificate is checked)"
+                )
+            pem_certificates("RELAY_KAFKA_CA_FILE", self.ca_file)
 
     @property
     def sasl(self) -> bool:
@@ -102,6 +111,18 @@ class KafkaSettings(PublisherSettings):
 
     def secrets(self) -> tuple[str, ...]:
         return (self.password or "",)
+
+
+def _check_server(server: str) -> None:
+    """`ConfigError` unless `server` is host:port with a port in 1-65535: librdkafka reads a
+    port past 65535 modulo 65536 (`:85536` connects to 20000) and takes `:0`."""
+    found = _SERVER.fullmatch(server)
+    problem = "not host:port" if found is None else port_problem(found.group(2))
+    if problem:
+        raise ConfigError(
+            "RELAY_KAFKA_BOOTSTRAP_SERVERS must be host:port of the brokers, comma-separated: "
+            f"{server!r}: {problem}"
+        )
 
 
 def _one_of(variable: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.numbers import Get, flag
-from firestore_outbox.publishers.settings import PublisherSettings, required
+from firestore_outbox.publishers.settings import PublisherSettings, port_problem, required
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,10 +36,11 @@ class RocketMqSettings(PublisherSettings):
         )
         for endpoint in self.endpoints.split(";"):
             host, _, port = endpoint.strip().rpartition(":")
-            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            problem = "no host" if not host else port_problem(port)
+            if problem:
                 raise ConfigError(
                     "RELAY_ROCKETMQ_ENDPOINTS must be host:port of the gRPC proxy (several "
-                    "separated by ;)"
+                    f"separated by ;): {problem}"
                 )
         if bool(self.access_key) != bool(self.secret_key):
             raise ConfigError(

@@ -74,8 +74,13 @@ def untrusted_tls_server(tmp_path: Path) -> Iterator[str]:
             except (OSError, ssl.SSLError):
                 conn.close()  # the client refused our certificate: the point
 
-    threading.Thread(target=serve, daemon=True).start()
+    accepting = threading.Thread(target=serve, daemon=True)
+    accepting.start()
     yield f"https://localhost:{listener.getsockname()[1]}/events"
+    # A close alone leaves a socket whose accept() is blocked listening (tests/support/
+    # wire_servers.py, RawServer.__exit__): shut it down first, which ends the accept().
+    listener.shutdown(socket.SHUT_RDWR)
+    accepting.join(5)
     listener.close()
 
 

@@ -12,6 +12,7 @@ from firestore_outbox.config.loader import Configuration
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.base import Outcome
 from firestore_outbox.publishers.kafka.settings import KafkaSettings
+from tests.support.tls_certificates import self_signed_localhost
 
 PASSWORD = "s3cret-kafka-pa55"
 KAFKA = {
@@ -49,6 +50,10 @@ def test_the_settings_read_from_the_environment() -> None:
     [
         ("RELAY_KAFKA_BOOTSTRAP_SERVERS", ""),
         ("RELAY_KAFKA_BOOTSTRAP_SERVERS", "broker-without-port"),
+        ("RELAY_KAFKA_BOOTSTRAP_SERVERS", "b-1.example.com:85536"),  # librdkafka: port 20000
+        ("RELAY_KAFKA_BOOTSTRAP_SERVERS", "b-1.example.com:0"),
+        ("RELAY_KAFKA_BOOTSTRAP_SERVERS", "b-1.example.com:9093,b-2.example.com:65536"),
+        ("RELAY_KAFKA_BOOTSTRAP_SERVERS", "b:\uff19\uff10\uff19\uff13"),  # full-width digits
         ("RELAY_KAFKA_TOPIC", ""),
         ("RELAY_KAFKA_TOPIC", "orders and more"),
         ("RELAY_KAFKA_SECURITY_PROTOCOL", "SSL_PLEASE"),
@@ -58,6 +63,8 @@ def test_the_settings_read_from_the_environment() -> None:
         ("RELAY_KAFKA_PASSWORD", ""),
         ("RELAY_KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM", "maybe"),
         ("RELAY_KAFKA_CA_FILE", "/nonexistent/ca.pem"),
+        ("RELAY_KAFKA_CA_FILE", "/dev/null"),  # readable, no certificate in it
+        ("RELAY_KAFKA_CA_FILE", "/"),
     ],
 )
 def test_a_bad_or_missing_variable_is_named_and_the_password_never_echoed(
@@ -77,12 +84,18 @@ def test_credentials_without_sasl_are_refused() -> None:
     assert settings_from(bare).security_protocol == "PLAINTEXT"
 
 
+@pytest.mark.parametrize(
+    "servers", ["b-1.example.com:9093", "10.0.0.1:9092, 10.0.0.2:9092", "[::1]:9092", "b:65535"]
+)
+def test_brokers_with_ports_in_range_are_accepted(servers: str) -> None:
+    assert settings_from({**KAFKA, "RELAY_KAFKA_BOOTSTRAP_SERVERS": servers}).topic
+
+
 def test_the_ca_file_and_the_host_name_check_reach_librdkafka(tmp_path: Path) -> None:
     pytest.importorskip("confluent_kafka")
     from firestore_outbox.publishers.kafka.producer import client_config
 
-    ca = tmp_path / "ca.pem"
-    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    ca, _ = self_signed_localhost(tmp_path)
     settings = settings_from(
         {
             **KAFKA,

@@ -55,3 +55,34 @@ def test_a_publisher_whose_sdk_is_missing_names_the_extra_that_installs_it(
     )
     with pytest.raises(ConfigError, match=r"needs alibabacloud-eventbridge: pip install "):
         publisher_for(config.publisher, config.publisher_options())
+
+
+def test_a_publisher_its_sdk_refuses_to_build_is_a_configuration_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Raised before any event is read, the SDK's words kept with every secret masked:
+    never an event's attempt (the relay builds its publisher when it is built)."""
+    config = load_relay_config(
+        {
+            "RELAY_PUBLISHER": "amqp",
+            "RELAY_AMQP_URL": "amqps://relay:amqp-s3cret@broker.example.com/",
+        }
+    )
+    module = importlib.import_module(REGISTRY["amqp"].module)
+
+    def refuses(*_: object) -> None:
+        raise ValueError("bad TLS options for amqps://relay:amqp-s3cret@broker.example.com/")
+
+    monkeypatch.setattr(module, "from_settings", refuses)
+    with pytest.raises(ConfigError) as raised:
+        publisher_for(config.publisher, config.publisher_options())
+    message = str(raised.value)
+    assert message.startswith("RELAY_PUBLISHER=amqp: the publisher cannot be built from its ")
+    assert "ValueError: bad TLS options" in message and "amqp-s3cret" not in message
+
+
+def test_a_misspelled_option_stays_a_type_error_through_the_registry() -> None:
+    config = load_relay_config({"DOWNSTREAM_SERVICE_URL": "http://127.0.0.1:9/"})
+    options = {**config.publisher_options(), "pool_sise": 2}
+    with pytest.raises(TypeError, match="pool_sise"):
+        publisher_for(config.publisher, options)  # type: ignore[arg-type]

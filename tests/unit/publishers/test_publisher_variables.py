@@ -112,6 +112,8 @@ def test_rocketmq_reads_its_variables() -> None:
         ({"RELAY_ROCKETMQ_TOPIC": ""}, "RELAY_ROCKETMQ_TOPIC is not set"),
         ({"RELAY_ROCKETMQ_ENDPOINTS": "https://rmq"}, "RELAY_ROCKETMQ_ENDPOINTS must be host:port"),
         ({"RELAY_ROCKETMQ_ENDPOINTS": "a:1;b:99999"}, "RELAY_ROCKETMQ_ENDPOINTS must be host:port"),
+        ({"RELAY_ROCKETMQ_ENDPOINTS": "a:0"}, "RELAY_ROCKETMQ_ENDPOINTS must be host:port"),
+        ({"RELAY_ROCKETMQ_ENDPOINTS": "a:\uff18\uff10"}, "RELAY_ROCKETMQ_ENDPOINTS must be"),
         ({"RELAY_ROCKETMQ_FIFO": "maybe"}, "RELAY_ROCKETMQ_FIFO must be true or false"),
         ({"RELAY_ROCKETMQ_ACCESS_KEY": "user"}, "go together"),
     ],
