@@ -35,7 +35,7 @@ def test_a_job_killed_mid_way_resumes_without_skipping(
     events = db.collection(settings.outbox_collection)
     order = [
         c.event.event_id
-        for c in candidates(events, job.selection, job.partitions, None)
+        for c in candidates(events, job.selection, None)
         if c.event is not None
     ]
     runner: list[subprocess.Popen[str]] = []
