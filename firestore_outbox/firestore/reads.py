@@ -6,11 +6,12 @@ One mechanism for every read a relay run depends on: the drain's page queries
 (`relay.partitioned.page_reads`, sent again from their cursor on the drain's thread; a
 partition whose reads keep failing is given up for the run) and, through `read_retrying`,
 the reads a run makes in line: a timer run's survey, the held-events reads, the re-check
-after a release and the per-event due queries. Each try is bounded by the Firestore timeout
-(and the run's envelope, `LeaseStore.bounded`); every try after the first is counted (the
-relay's `readRetries`). A read that fails once the budget has run out raises
-`ReadBudgetSpent`: the run stops as out of budget (`stoppedBy: budget`), not as a Firestore
-error; one that fails `READ_TRIES` times within the budget is the Firestore error it is.
+after a release, the per-event due queries and a backlog run's counts beside its drain.
+Each try is bounded by the Firestore timeout (and the run's envelope, `LeaseStore.bounded`);
+every try after the first is counted (the relay's `readRetries`). A read that fails once
+the budget has run out raises `ReadBudgetSpent`: the run stops as out of budget
+(`stoppedBy: budget`), not as a Firestore error; one that fails `READ_TRIES` times within
+the budget is the Firestore error it is.
 """
 
 from __future__ import annotations

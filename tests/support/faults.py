@@ -100,6 +100,11 @@ def due_read(request: Any) -> bool:
     return due and "structured_aggregation_query" not in text
 
 
+def count_read(request: Any) -> bool:
+    """An aggregation (a count), such as a backlog run's look for events to heal."""
+    return "structured_aggregation_query" in str(request)
+
+
 def nth(n: int, match: Callable[[Any], bool]) -> Callable[[Any], bool]:
     """A `when` for `FaultInjector.fail`: only the `n`-th request (from 1) `match` accepts."""
     seen = [0]

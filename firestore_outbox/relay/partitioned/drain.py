@@ -120,7 +120,9 @@ class PartitionDrain:
         with ThreadPoolExecutor(1, "relay-backlog") as beside:
             if looked.backlog:  # counts and healing wait for the first page, then go beside
                 args = (self._store, self._config, looked, tally, self._fan_out, run.instance)
-                self._after_first_page = lambda: beside.submit(after_first_page, *args)
+                self._after_first_page = lambda: beside.submit(
+                    after_first_page, *args, until=run.deadline
+                )
             try:
                 with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
                     visited = set(looked.empty)

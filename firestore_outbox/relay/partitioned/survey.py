@@ -131,19 +131,30 @@ def after_first_page(
     tally: Tally,
     fan_out: FanOut | None,
     instance: str,
+    *,
+    until: float,
 ) -> None:
     """What a backlog calls for once the drain has its first page: more invocations (a count
-    bounded by what they can take), and healing events the survey's read did not see."""
+    bounded by what they can take), and healing events the survey's read did not see. Their
+    counts, slow on a large backlog, are sent again while the budget (`until`) lasts."""
+    retried = counter(tally, Count.READ_RETRIES)
     if fan_out is not None:
         room = min(config.fan_out.max, config.partitions.count)
         cap = config.fan_out.events * (room + 1)
-        open_count, _ = store.count_at(open_query(store).limit(cap), None)
+        capped = open_query(store).limit(cap)
+        open_count, _ = read_retrying(
+            lambda: store.count_at(capped, None), until=until, retried=retried
+        )
         if more := wanted(open_count, config.fan_out, config.partitions):
             tally[Count.FANNED_OUT] += fan_out.start(more, instance)
     if looked.backlog and looked.unhealed is None:  # (found already: healed as delivered)
-        _tally_heal(
-            tally, heal_unpartitioned(store, config.partitions.count, scan_limit=HEAL_SCAN_LIMIT)
+        count = config.partitions.count
+        healed = read_retrying(
+            lambda: heal_unpartitioned(store, count, scan_limit=HEAL_SCAN_LIMIT),
+            until=until,
+            retried=retried,
         )
+        _tally_heal(tally, healed)
 
 
 def _tally_heal(tally: Tally, found: Healed) -> None:
