@@ -15,22 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from contextlib import ExitStack
 
-from firestore_outbox import (
-    FirestoreUnitOfWork,
-    HttpSettings,
-    Relay,
-    RelayConfig,
-    Settings,
-    get_db_client,
-)
-from firestore_outbox.consumer.receiver import Receiver
-from firestore_outbox.testing.emulator import FirestoreEmulator
+from local_outbox import local_outbox, seed
 
-SEED_BATCH = 500  # events per unit of work: the most writes one batch takes
+from firestore_outbox import HttpSettings, Relay, RelayConfig
+
 REPORTED = (
     "status",
     "stoppedBy",
@@ -44,21 +35,6 @@ REPORTED = (
 )
 
 
-def seed(db: object, settings: Settings, count: int) -> None:
-    """`count` due events, each of an aggregate of its own, written by the unit of work."""
-    for start in range(0, count, SEED_BATCH):
-        with FirestoreUnitOfWork(db, settings) as uow:  # type: ignore[arg-type]
-            for n in range(start, min(count, start + SEED_BATCH)):
-                uow.outbox.add(
-                    {
-                        "eventType": "OrderCreated",
-                        "aggregateType": "order",
-                        "aggregateId": f"order-{n}",
-                        "payload": {"orderId": f"order-{n}", "n": n},
-                    }
-                )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
@@ -69,14 +45,10 @@ def main() -> None:
     parser.add_argument("--http-timeout", type=float, default=1.0)
     args = parser.parse_args()
     with ExitStack() as stack:
-        host = os.environ.get("FIRESTORE_EMULATOR_HOST")
-        if not host:
-            host = stack.enter_context(FirestoreEmulator()).host_port
-        receiver = stack.enter_context(Receiver())
-        settings = Settings(project_id="bench-backlog-budget", emulator_host=host)
-        db = get_db_client(settings)
+        outbox = local_outbox(stack, "bench-backlog-budget")
+        db, settings, receiver = outbox.db, outbox.settings, outbox.receiver
         started = time.perf_counter()
-        seed(db, settings, args.events)
+        seed(outbox, args.events)
         print(f"seeded {args.events} events in {time.perf_counter() - started:.1f} s", flush=True)
         config = RelayConfig(
             publisher=HttpSettings(url=receiver.url),

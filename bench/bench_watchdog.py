@@ -15,21 +15,18 @@ figures: a loopback round trip per call, not production latency.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
 
-from firestore_outbox import FirestoreUnitOfWork
+from local_outbox import local_outbox, seed
+
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.watchdog import make_watchdog
-from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig
-from firestore_outbox.testing.emulator import FirestoreEmulator
 from firestore_outbox.testing.metering import meter
 
 LEASE_EVENTS = 200  # events of as many aggregates: every one of the 16 partitions gets some
@@ -46,12 +43,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50, help="runs of each (default 50)")
     args = parser.parse_args()
     with ExitStack() as stack:
-        host = os.environ.get("FIRESTORE_EMULATOR_HOST")
-        if not host:
-            host = stack.enter_context(FirestoreEmulator()).host_port
-        receiver = stack.enter_context(Receiver())
-        settings = Settings(project_id="bench-watchdog", emulator_host=host)
-        db = get_db_client(settings)
+        outbox = local_outbox(stack, "bench-watchdog")
+        db, settings, receiver = outbox.db, outbox.settings, outbox.receiver
+        host = str(settings.emulator_host)
 
         def relay(every: float) -> Relay:
             config = RelayConfig(publisher=HttpSettings(url=receiver.url), heartbeat_seconds=every)
@@ -71,16 +65,7 @@ def main() -> None:
 
         # A steady deployment's outbox: events delivered in every partition, so that each
         # partition lease document exists (the check reads them all).
-        with FirestoreUnitOfWork(db, settings) as uow:
-            for n in range(LEASE_EVENTS):
-                uow.outbox.add(
-                    {
-                        "eventType": "OrderCreated",
-                        "aggregateType": "order",
-                        "aggregateId": f"order-{n}",
-                        "payload": {"n": n},
-                    }
-                )
+        seed(outbox, LEASE_EVENTS)
         while beating.run().processed:
             pass
         leases = len(db.collection("outbox_partitions").get())

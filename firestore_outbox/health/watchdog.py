@@ -1,8 +1,9 @@
 """`Watchdog.check`: one look at the relay from outside it, and the alerts it calls for.
 
-It reads the heartbeat and the backlog (`read_health`, about 28 document reads with the
+It reads the heartbeat and the backlog (`read_health`, 28 document reads with the
 defaults), judges them (`assess`, as the console does), keeps the incidents
-(`track`: a read, and a write only when something starts or ends) and says what it found:
+(`track`: a read, so 29 in all, and a write only when something starts or ends) and says
+what it found:
 an ERROR log line `watchdog.alert` per incident opened (an SLS alert rule matches
 `event: watchdog.alert`), an INFO line `watchdog.recovered` per incident ended, the
 `outbox.watchdog.*` metrics, and a webhook message for each.
