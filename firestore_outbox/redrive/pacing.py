@@ -4,9 +4,9 @@ A runner waits between sends (its rate) and, at a slow rate, until a fresh lease
 next send. Every wait watches the job: the runner knows the job is still RUNNING and its own
 as of at most `WATCH_SECONDS` ago (its last successful conditional write, or a read of the
 job), so a pause or a cancel reaches a waiting runner within a second at any rate, and the
-next event is not sent. At one send a second or more, the progress writes (once a second)
-are the watch and the waits read nothing; a slower job reads its document once a second
-while it waits.
+next event is not sent. A runner that does not wait (its next send is due) reads nothing: the
+progress write after a send, once a second, watches the job then; a job slower than one send
+a second reads its document once a second while it waits.
 """
 
 from __future__ import annotations
@@ -55,9 +55,12 @@ class Watch:
 
     def sleep_until(self, moment: float) -> bool:
         """Sleep until `moment` (monotonic); False as soon as the job is seen not to be this
-        runner's to send any more. Returns with the job confirmed within `WATCH_SECONDS`."""
+        runner's to send any more. A wait returns with the job confirmed within the last
+        `WATCH_SECONDS`; no wait (`moment` past) returns at once."""
         while True:
             now = time.monotonic()
+            if now >= moment:  # (not waiting: the progress write after the send watches)
+                return True
             if now - self.confirmed_at() >= WATCH_SECONDS:
                 asked = time.monotonic()
                 job = self._jobs.get(self._lease.job.job_id)
@@ -65,6 +68,4 @@ class Watch:
                     return False
                 self._read_at = asked
                 continue
-            if now >= moment:
-                return True
             time.sleep(min(moment, self.confirmed_at() + WATCH_SECONDS) - now)
