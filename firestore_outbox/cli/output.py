@@ -7,8 +7,9 @@ import datetime
 import os
 import re
 import signal
+import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from firestore_outbox.config.environment import DOTENV_FILE
 from firestore_outbox.firestore.client import get_db_client
@@ -108,8 +109,14 @@ def print_json(value: Any) -> None:
     print(encode_json(value, indent=2).decode())
 
 
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) -> None:
-    """Columns padded to fit; the first `right` columns right-aligned (numbers)."""
+def print_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    right: int = 0,
+    out: IO[str] | None = None,
+) -> None:
+    """Columns padded to fit; the first `right` columns right-aligned (numbers); on `out`
+    (default stdout)."""
     cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     for row in cells:
@@ -117,7 +124,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: in
             cell.rjust(width) if i < right else cell.ljust(width)
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
-        print("  ".join(line).rstrip())
+        print("  ".join(line).rstrip(), file=out or sys.stdout)
 
 
 def wait_until_stopped(ready: str) -> int:

@@ -100,6 +100,11 @@ def confirm_job(ctx: Context, query: Query) -> Answer:
     if found.per_type:
         rows = [(h.text(t), h.text(n)) for t, n in sorted(found.per_type.items())]
         body.append(h.table(("event type", "events"), rows, id="per-type"))
+    if found.elsewhere:
+        body.append(
+            f"<p id=elsewhere>{found.elsewhere} of them were written under another "
+            "RELAY_PARTITIONS: selected all the same.</p>"
+        )
     if found.count:
         fields = [(name, value) for name in FIELDS for value in query.get(name, []) if value]
         body.append("<label>started by <input name=by form=confirm required></label>")

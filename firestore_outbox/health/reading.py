@@ -4,8 +4,9 @@ reads.
 Cost of one reading, in Firestore document reads (the default 16 partitions, one chunk of 30):
 the heartbeat shards, 8; the oldest due event and the oldest abandoned event lease, 1 each per
 chunk (a query of one document; an empty answer costs 1); FAILED events, 1 per 1,000 counted
-(an aggregation); FAILED lately, 1 per chunk; the partition leases, 1 each (16). About 28 in
-all; at one check a minute, about 40,000 a month.
+(an aggregation); FAILED lately, 1 per chunk; the partition leases, 1 each (16). 28 in all;
+with the incident record a watchdog check reads 29 (measured: bench/bench_watchdog.py and
+tests/integration/health/test_watchdog_cost.py), about 42,000 a month at one a minute.
 """
 
 from __future__ import annotations

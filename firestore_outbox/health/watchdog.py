@@ -1,8 +1,9 @@
 """`Watchdog.check`: one look at the relay from outside it, and the alerts it calls for.
 
-It reads the heartbeat and the backlog (`read_health`, about 28 document reads with the
+It reads the heartbeat and the backlog (`read_health`, 28 document reads with the
 defaults), judges them (`assess`, as the console does), keeps the incidents
-(`track`: a read, and a write only when something starts or ends) and says what it found:
+(`track`: a read, so 29 in all, and a write only when something starts or ends) and says
+what it found:
 an ERROR log line `watchdog.alert` per incident opened (an SLS alert rule matches
 `event: watchdog.alert`), an INFO line `watchdog.recovered` per incident ended, the
 `outbox.watchdog.*` metrics, and a webhook message for each.
@@ -10,10 +11,11 @@ an ERROR log line `watchdog.alert` per incident opened (an SLS alert rule matche
 It shares no fate with the relay: it imports no publisher and not the relay's core, and each
 Firestore read and the webhook are bounded by `WATCHDOG_TIMEOUT_SECONDS`. A Firestore that
 does not answer is a problem of its own, `firestore_unreachable`; with Firestore gone there
-is nowhere to keep incidents, so this `Watchdog` keeps that one itself: the ERROR line and the
-webhook once while it lasts (once per warm Function Compute instance: a new instance alerts
-again; every check's `watchdog.check` line names it), and a recovery message from the first
-check that reads Firestore again.
+is nowhere to keep incidents, so the process keeps that one (`health.outage`: shared by every
+`Watchdog` it builds for the outbox, so a warm Function Compute instance remembers between
+invocations): the ERROR line and the webhook once while it lasts (a cold start during it
+alerts once more; every check's `watchdog.check` line names it), and one recovery message,
+recorded in the incidents document, from the first check that reads Firestore again.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from google.api_core import exceptions as google_exceptions
 from firestore_outbox.firestore.deadline import error_class, firestore_host
 from firestore_outbox.firestore.outbox_collections import OutboxCollections
 from firestore_outbox.health.assess import Health, ProblemCode, judge, unreachable
-from firestore_outbox.health.incidents import Notices, Send, track
+from firestore_outbox.health.incidents import DOCUMENT, Notices, Send, track
+from firestore_outbox.health.outage import OutageMemory, claim_recovery, outage_memory
 from firestore_outbox.health.reading import Watched
 from firestore_outbox.health.settings import WatchdogSettings
 from firestore_outbox.health.webhooks import post_alert
@@ -77,7 +80,7 @@ class Watchdog:
     `lock_timeout_seconds` describe, in its `collections` (default: those of
     `settings.outbox_collection`, the heartbeats in `watchdog.collection` if set); `db` must
     bound its calls (`with_deadline`), `send` defaults to the configured webhook (none: logs
-    and metrics)."""
+    and metrics); `memory` (default: the process's for this outbox) keeps a Firestore outage."""
 
     def __init__(
         self,
@@ -89,6 +92,7 @@ class Watchdog:
         lock_timeout_seconds: float,
         collections: OutboxCollections | None = None,
         send: Send | None = None,
+        memory: OutageMemory | None = None,
     ) -> None:
         self._db, self._settings, self._watchdog = db, settings, watchdog
         self.collections = collections or OutboxCollections.of(
@@ -102,7 +106,13 @@ class Watchdog:
             lock_timeout_seconds,
         )
         self._send = send or self._webhook
-        self._firestore_down = False  # alerted on by this watchdog, not recovered yet
+        key = (
+            settings.emulator_host,
+            settings.project_id,
+            settings.database,
+            self.collections.health,
+        )
+        self._memory = memory or outage_memory(key)
 
     def check(self) -> WatchReport:
         w = self._watchdog
@@ -111,33 +121,53 @@ class Watchdog:
             notices = track(
                 self._db, self.collections.health, health, self._send, timeout=w.timeout_seconds
             )
+            self._recovered(notices)
         except (google_exceptions.GoogleAPIError, TimeoutError) as exc:
             return self._unreachable(exc)
-        if self._firestore_down:
-            self._firestore_down = False
-            self._tell(notices, "recovered", [(UNREACHABLE, "Firestore answers again")])
-            notices.recovered.append(UNREACHABLE)
         self._log(health, notices)
         return WatchReport(health, notices)
 
     def _unreachable(self, exc: BaseException) -> WatchReport:
         health = unreachable(firestore_host(self._settings), error_class(exc))
         notices = Notices()
-        if not self._firestore_down:
-            self._firestore_down = True
+        first, due = self._memory.down()
+        if first:
             notices.opened.append(UNREACHABLE)
-            self._tell(notices, "alert", [(p.code.value, p.message) for p in health.problems])
+        if due and self._tell(
+            notices, "alert", [(p.code.value, p.message) for p in health.problems]
+        ):
+            self._memory.told()
         self._log(health, notices)
         return WatchReport(health, notices)
 
-    def _tell(self, notices: Notices, state: str, problems: list[tuple[str, str]]) -> None:
-        """Send what this watchdog keeps itself (Firestore's own incident)."""
+    def _recovered(self, notices: Notices) -> None:
+        """Firestore answers: the recovery of an outage this process alerted on, told once
+        whichever process alerted (`claim_recovery`); a failed send is sent again next check."""
+        outage = self._memory.outage()
+        if outage is None:
+            return
+        alerted_at, claimed = outage
+        if not claimed:
+            w = self._watchdog
+            if not claim_recovery(
+                self._db, self.collections.health, DOCUMENT, alerted_at, timeout=w.timeout_seconds
+            ):
+                self._memory.forget()  # another process told it
+                return
+            self._memory.claimed()
+            notices.recovered.append(UNREACHABLE)
+        if self._tell(notices, "recovered", [(UNREACHABLE, "Firestore answers again")]):
+            self._memory.forget()
+
+    def _tell(self, notices: Notices, state: str, problems: list[tuple[str, str]]) -> bool:
+        """Send what the process keeps itself (Firestore's own incident); whether it went."""
         try:
             self._send(state, problems)
         except Exception as exc:  # said in the log and the report
             notices.send_error = str(exc)
-            return
+            return False
         (notices.alerted if state == "alert" else notices.told_recovered).append(UNREACHABLE)
+        return True
 
     def _log(self, health: Health, notices: Notices) -> None:
         record_check(health.codes, notices.opened)

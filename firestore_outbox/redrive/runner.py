@@ -9,7 +9,8 @@ document and no partition lease: the live relay's order and leases are not distu
 
 Progress (cursor and counts) is written at most once per `flush_seconds` (one document
 takes about one sustained write a second) and when the run ends; each write is conditional
-(`JobStore.record`), so a pause or cancel is seen at the next one. After a crash the next
+(`JobStore.record`), so a pause or cancel is seen at the next one, or within a second by a
+runner waiting for its pace (`pacing.Watch`). After a crash the next
 runner starts from the last cursor written: the events sent since are sent again (at least
 once, never skipped). An answer to retry later (a 5xx, a timeout) or a broken channel ends
 the run there, the event not passed: the next run sends it again first. A rejected event
@@ -27,6 +28,7 @@ from google.cloud.firestore import SERVER_TIMESTAMP
 
 from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, bounded_error
 from firestore_outbox.redrive.job import JobState
+from firestore_outbox.redrive.pacing import Pacer, Watch
 from firestore_outbox.redrive.reading import candidates
 from firestore_outbox.relay.events import rfc3339
 
@@ -66,31 +68,6 @@ class RunReport:
         }
 
 
-@dataclass
-class Pacer:
-    """At most `rate` sends a second over the run: send n (from 0) waits until `n / rate`
-    seconds after send 0."""
-
-    rate: float
-    started: float | None = None
-    sent: int = 0
-
-    def due(self) -> float:
-        """When (monotonic) the next send may go."""
-        if self.started is None:
-            self.started = time.monotonic()
-        return self.started + self.sent / self.rate
-
-    def wait(self, stop_at: float) -> bool:
-        """Sleep until the next send is due; False if that is past `stop_at`."""
-        due = self.due()
-        if due > stop_at:
-            return False
-        time.sleep(max(0.0, due - time.monotonic()))
-        self.sent += 1
-        return True
-
-
 def run_job(
     jobs: JobStore,
     events: CollectionReference,
@@ -117,6 +94,7 @@ def run_job(
     last_error: str | None = None
     flushed = time.monotonic()
     pacer = Pacer(job.rate)
+    watch = Watch(jobs, lease)
 
     def progress() -> dict[str, Any]:
         fields: dict[str, Any] = {
@@ -128,9 +106,7 @@ def run_job(
         return fields
 
     try:
-        for candidate in candidates(
-            events, job.selection, job.partitions, job.cursor, timeout=jobs.timeout
-        ):
+        for candidate in candidates(events, job.selection, job.cursor, timeout=jobs.timeout):
             event = candidate.event
             if event is not None:
                 # The send must be over before the lease (or the budget) is: a runner that
@@ -142,16 +118,20 @@ def run_job(
                     if wake > stop_at:
                         report.stopped = "budget"
                         break
-                    time.sleep(max(0.0, wake - time.monotonic()))
+                    if not watch.sleep_until(wake):
+                        return _stopped(jobs, lease, progress(), report)
                     flushed = time.monotonic()
                     if not jobs.record(lease, progress()):
                         report.stopped = _why_stopped(jobs, lease)
                         return report
                 now = time.monotonic()
                 deadline = min(stop_at, now + lease.valid_for())
-                if deadline - now < attempt_seconds or not pacer.wait(deadline - attempt_seconds):
+                if max(now, pacer.due()) > deadline - attempt_seconds:
                     report.stopped = "budget"
                     break
+                if not watch.sleep_until(pacer.due()):
+                    return _stopped(jobs, lease, progress(), report)
+                pacer.sent += 1
                 delivery = Delivery(
                     event_id=event.event_id,
                     event_type=event.event_type,
@@ -202,6 +182,15 @@ def run_job(
         close = getattr(publisher, "close", None)
         if close is not None:
             close()
+
+
+def _stopped(
+    jobs: JobStore, lease: JobLease, progress: dict[str, Any], report: RunReport
+) -> RunReport:
+    """The run seen stopped while it waited: its progress recorded, the lease given back."""
+    jobs.record(lease, progress, release=True)
+    report.stopped = _why_stopped(jobs, lease)
+    return report
 
 
 def _why_stopped(jobs: JobStore, lease: JobLease) -> str:

@@ -1,13 +1,15 @@
 """`Selection`: which outbox events a re-drive job sends; checked when made, stored in the
-job document, and turned into one query per partition.
+job document, and turned into one query per stored partition.
 
-The query leads with `partition`, like the relay's own (`relay.partitioned.scan`), so the
-composite index `partition, status, createdAt, sequence` that the relay already needs serves
-it; a single event type adds `eventType` (its index is in `firestore.indexes.json`). Several
-event types, the aggregate type and the aggregate id are checked on each document read (an
-aggregate id first narrows the job to its one partition). Within a partition the events come
-in the relay's delivery order, `(createdAt, sequence, document name)`: every aggregate's
-events in commit order.
+Events keep the partition they were written with, whatever `RELAY_PARTITIONS` says today, so
+the partitions walked are the ones stored (`next_partition_query`: the single-field index on
+`partition`, one read per partition), not today's. Each partition's query leads with
+`partition`, like the relay's own (`relay.partitioned.scan`), so the composite index
+`partition, status, createdAt, sequence` that the relay already needs serves it; an aggregate
+id adds `aggregateId`, else a single event type adds `eventType` (their indexes are in
+`firestore.indexes.json`). Several event types and the aggregate type are checked on each
+document read. Every query orders by the relay's delivery order, `(createdAt, sequence,
+document name)`: every aggregate's events in commit order.
 """
 
 from __future__ import annotations
@@ -77,16 +79,12 @@ class Selection:
                 if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
                     raise InvalidInput(f"{name} must be a non-empty string of at most {MAX_TEXT}")
 
-    def partitions(self, count: int) -> list[int]:
-        """The partitions its events can be in, of `count`: one for an aggregate id."""
-        if self.aggregate_id is not None:
-            return [partition_of(self.aggregate_id, count)]
-        return list(range(count))
-
-    def query(self, events: CollectionReference, partition: int) -> Query:
+    def query(self, events: CollectionReference, partition: Any) -> Query:
         """Partition `partition`'s candidates in delivery order (`matches` decides each)."""
         query = events.where(filter=FieldFilter(PARTITION, "==", partition))
-        if len(self.event_types) == 1:
+        if self.aggregate_id is not None:
+            query = query.where(filter=FieldFilter(AGGREGATE_ID, "==", self.aggregate_id))
+        elif len(self.event_types) == 1:
             query = query.where(filter=FieldFilter(EVENT_TYPE, "==", self.event_types[0]))
         query = query.where(filter=FieldFilter(STATUS, "in", list(self.statuses)))
         if self.since is not None:
@@ -139,6 +137,19 @@ class Selection:
             if value
         ]
         return " ".join([*parts, "status " + ",".join(self.statuses)])
+
+
+def next_partition_query(events: CollectionReference, after: Any) -> Query:
+    """The lowest stored partition above `after` (one document, by the single-field index on
+    `partition`): the stored partitions, whatever today's count is, one read each."""
+    above = FieldFilter(PARTITION, ">", after)
+    return events.where(filter=above).order_by(PARTITION).limit(1)
+
+
+def written_elsewhere(aggregate_id: str, partition: Any, count: int) -> bool:
+    """Whether an event's stored `partition` is not the one `count` partitions give its
+    aggregate today (it was written under another `RELAY_PARTITIONS`)."""
+    return bool(partition != partition_of(aggregate_id, count))
 
 
 def parse_moment(name: str, text: str | None, now: datetime.datetime) -> datetime.datetime | None:

@@ -2,7 +2,9 @@
 
 The jobs live in `{OUTBOX_COLLECTION}_redrive`; a job's lease lasts the relay's lock timeout
 (`RELAY_LOCK_TIMEOUT_SECONDS`); its events go with the relay's source, signer and timeouts,
-over `RELAY_PARTITIONS` partitions as written when the job was made.
+from every partition events are stored in (`RELAY_PARTITIONS` as it was when the job was made
+is recorded, for the record). A selection that selects nothing makes no job
+(`NothingSelected`), and a budget that fits no attempt is refused, as the relay's is.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from firestore_outbox.redrive.jobs import JobStore
 from firestore_outbox.redrive.preview import Preview, preview
 from firestore_outbox.redrive.runner import FLUSH_SECONDS, RunReport, run_job
 from firestore_outbox.redrive.targets import publisher_for_target
+from firestore_outbox.relay.summary import stalled
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, CollectionReference
@@ -31,6 +34,10 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
 
 MAX_RATE = 10_000.0
+
+
+class NothingSelected(InvalidInput):
+    """A job's selection selects no event now: no job is written."""
 
 
 def jobs_collection(outbox_collection: str) -> str:
@@ -61,8 +68,8 @@ def start_job(
     created_by: str,
 ) -> Job:
     """A RUNNING job of `selection` (over `partitions`) to `target` at `rate` events a second,
-    `selected` counted now. A selection open at its end stops at now: events committed later
-    are live, not the job's."""
+    `selected` counted now (`NothingSelected` when none: nothing written). A selection open
+    at its end stops at now: events committed later are live, not the job's."""
     rate = check_rate(rate)
     if not created_by.strip():
         raise InvalidInput("created by must name who starts the job")
@@ -70,6 +77,8 @@ def start_job(
         now = datetime.datetime.now(datetime.timezone.utc)
         selection = dataclasses.replace(selection, until=max(now, selection.since or now))
     selected = preview(events, selection, partitions, timeout=jobs.timeout).count
+    if not selected:
+        raise NothingSelected(f"no event is selected ({selection.describe()}): no job written")
     return jobs.create(
         selection,
         target=target,
@@ -115,6 +124,13 @@ class Redrive:
             created_by=created_by,
         )
 
+    def check_budget(self, budget_seconds: float | None, source: str = "budget") -> None:
+        """`InvalidInput` when `budget_seconds` (named `source`) fits no attempt, as the relay
+        refuses such a budget (`RelayConfig.attempt_seconds`); None: no budget."""
+        attempt = self._config.attempt_seconds
+        if budget_seconds is not None and not budget_seconds >= attempt:
+            raise InvalidInput(stalled(budget_seconds, attempt, source))
+
     def run(
         self,
         job_id: str,
@@ -123,7 +139,9 @@ class Redrive:
         budget_seconds: float | None = None,
         flush_seconds: float = FLUSH_SECONDS,
     ) -> RunReport:
-        """Run one job until it ends, is paused or cancelled, or `budget_seconds` pass."""
+        """Run one job until it ends, is paused or cancelled, or `budget_seconds` pass; a
+        budget that fits no attempt is `InvalidInput`, before the job is touched."""
+        self.check_budget(budget_seconds)
         return run_job(
             self.jobs,
             self._events,

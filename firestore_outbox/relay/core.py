@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from google.api_core import exceptions as google_exceptions
 
+from firestore_outbox.firestore.reads import ReadBudgetSpent
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import checked_partitions
 from firestore_outbox.publishers.base import Publisher
@@ -277,6 +278,8 @@ class Relay:
             if pipeline.breaker.error_class:  # also when it opened after the last lease
                 stopped_by, channel = StopReason.CHANNEL, pipeline.breaker.error_class
                 channel_error = pipeline.breaker.error
+        except ReadBudgetSpent:  # a read failed after the budget: out of time, not broken
+            stopped_by = StopReason.BUDGET
         except google_exceptions.GoogleAPIError as exc:
             error = firestore_error(exc, instance)
         if taken and taken[-1].waiting_for is None:

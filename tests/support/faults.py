@@ -75,6 +75,49 @@ def page_of(partition: int) -> Callable[[Any], bool]:
     return matches
 
 
+def survey_read(request: Any) -> bool:
+    """A timer run's first read: a few open events, their partition and sequence only."""
+    text = str(request)
+    return "select" in text and 'field_path: "sequence"' in text
+
+
+def held_read(request: Any) -> bool:
+    """The read of the events that hold their aggregates, over the whole collection."""
+    text = str(request)
+    return '"held"' in text and 'field_path: "partition"' not in text
+
+
+def recheck_read(request: Any) -> bool:
+    """A re-check after a release: one open event of a partition (a page of one)."""
+    text = " ".join(str(request).split())
+    return _PARTITION_EQUALS.search(str(request)) is not None and "limit { value: 1 }" in text
+
+
+def due_read(request: Any) -> bool:
+    """A per-event lease's query for `PENDING` events due by now."""
+    text = str(request)
+    due = '"nextAttemptAt"' in text and '"PENDING"' in text and "LESS_THAN_OR_EQUAL" in text
+    return due and "structured_aggregation_query" not in text
+
+
+def count_read(request: Any) -> bool:
+    """An aggregation (a count), such as a backlog run's look for events to heal."""
+    return "structured_aggregation_query" in str(request)
+
+
+def nth(n: int, match: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """A `when` for `FaultInjector.fail`: only the `n`-th request (from 1) `match` accepts."""
+    seen = [0]
+
+    def matches(request: Any) -> bool:
+        if not match(request):
+            return False
+        seen[0] += 1
+        return seen[0] == n
+
+    return matches
+
+
 class FaultInjector(
     grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
     grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]

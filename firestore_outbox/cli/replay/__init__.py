@@ -1,5 +1,14 @@
 """`outbox replay`: re-drive events (a dry run first), and run, pause, resume, cancel or list
-re-drive jobs (docs/redrive.md); what it prints of jobs and dry runs is in `listing`."""
+re-drive jobs (docs/redrive.md); what it prints of jobs and dry runs is in `listing`.
+
+With `--json` it prints one JSON document and nothing else (a question on a terminal goes
+to stderr). Exit status: 0 the job ran as asked (`done`, `budget`, `paused`, `cancelled`) or
+the action was done; 1 the job did not run here (not RUNNING, held by another runner, taken
+over) or the question was answered no; 2 bad input, a `--budget` that fits no attempt, or a
+selection that selects nothing (no job written); `EXIT_STOPPED_SHORT` (3) the run stopped
+on a failure (`retry`: an answer to try later, `channel`: a broken channel), the job left
+RUNNING for the next run.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +19,7 @@ from typing import Any
 
 from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import duration, ops_client, print_json, utcnow
-from firestore_outbox.cli.replay.listing import print_jobs, print_preview
+from firestore_outbox.cli.replay.listing import jobs_json, print_jobs, print_preview
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection, parse_moment
@@ -18,6 +27,8 @@ from firestore_outbox.redrive.service import Redrive, runner_name
 from firestore_outbox.redrive.targets import describe, target_for
 
 DEFAULT_RATE = 10.0
+EXIT_STOPPED_SHORT = 3
+FAILED_STOPS = ("retry", "channel")
 
 
 def register(commands: Any) -> None:
@@ -74,7 +85,8 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--budget",
         type=duration,
-        help="run for at most this long, e.g. 10m (default: until the job ends)",
+        help="run for at most this long, e.g. 10m; at least one attempt's time "
+        "(default: until the job ends)",
     )
     parser.add_argument("--yes", action="store_true", help="do not ask on a terminal")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
@@ -97,6 +109,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         jobs = [redrive.jobs.get(args.show_job)] if args.show_job else redrive.jobs.recent()
         print_jobs(jobs, args.json)
         return 0
+    try:
+        redrive.check_budget(args.budget, "--budget")
+    except InvalidInput as exc:
+        raise CommandFailed(str(exc), 2) from None
     if args.run_job:
         return _run(redrive, args.run_job, args)
     now = utcnow()
@@ -115,28 +131,37 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except InvalidInput as exc:
         raise CommandFailed(str(exc), 2) from None
     if args.dry_run:
-        print_preview(redrive, selection, target, args)
-        print("dry run: nothing written")
+        print_preview(redrive, selection, target, args.rate, as_json=args.json)
+        if not args.json:
+            print("dry run: nothing written")
         return 0
     if sys.stdin.isatty() and not args.yes:
-        print_preview(redrive, selection, target, args)
-        if input("Start this re-drive job? [y/N] ").strip().lower() not in ("y", "yes"):
-            print("nothing written")
+        # On stderr: with --json, stdout is the one document a script reads.
+        print_preview(redrive, selection, target, args.rate, as_json=False, out=sys.stderr)
+        print("Start this re-drive job? [y/N] ", end="", file=sys.stderr, flush=True)
+        if input().strip().lower() not in ("y", "yes"):
+            print("nothing written", file=sys.stderr)
             return 1
     try:
         job = redrive.start(selection, target=target, rate=args.rate, created_by=_who(args))
     except InvalidInput as exc:
         raise CommandFailed(str(exc), 2) from None
-    print(f"job {job.job_id}: {job.counts['selected']} events to {describe(target)}")
     if args.detach:
+        if args.json:
+            print_json({"job": jobs_json([job])[0], "run": None})
+        else:
+            print(f"job {job.job_id}: {job.counts['selected']} events to {describe(target)}")
         return 0
-    return _run(redrive, job.job_id, args)
+    if not args.json:
+        print(f"job {job.job_id}: {job.counts['selected']} events to {describe(target)}")
+    return _run(redrive, job.job_id, args, created=jobs_json([job])[0])
 
 
-def _run(redrive: Redrive, job_id: str, args: argparse.Namespace) -> int:
+def _run(redrive: Redrive, job_id: str, args: argparse.Namespace, created: Any = None) -> int:
     report = redrive.run(job_id, owner=runner_name(), budget_seconds=args.budget)
     if args.json:
-        print_json(report.to_json())
+        ran = report.to_json()
+        print_json(ran if created is None else {"job": created, "run": ran})
     elif not report.started:
         print(f"job {job_id} not run: {report.stopped}")
     else:
@@ -144,7 +169,9 @@ def _run(redrive: Redrive, job_id: str, args: argparse.Namespace) -> int:
             f"job {job_id}: sent {report.sent}, rejected {report.rejected}, "
             f"skipped {report.skipped}; stopped: {report.stopped}"
         )
-    return 0 if report.started else 1
+    if not report.started or report.stopped == "lost":
+        return 1
+    return EXIT_STOPPED_SHORT if report.stopped in FAILED_STOPS else 0
 
 
 def _who(args: argparse.Namespace) -> str:

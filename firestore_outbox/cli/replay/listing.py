@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import IO, Any
 
 from firestore_outbox.cli.output import print_json, print_table
 from firestore_outbox.redrive.selection import Selection
@@ -10,26 +11,48 @@ from firestore_outbox.redrive.service import Redrive
 from firestore_outbox.redrive.targets import describe
 
 
-def print_preview(redrive: Redrive, selection: Selection, target: Any, args: Any) -> None:
+def print_preview(
+    redrive: Redrive,
+    selection: Selection,
+    target: Any,
+    rate: float,
+    *,
+    as_json: bool,
+    out: IO[str] | None = None,
+) -> None:
+    """The dry run: one JSON document, or lines on `out` (default stdout)."""
     found = redrive.preview(selection)
-    if args.json:
+    if as_json:
         print_json(
             {
+                "dryRun": True,
                 "count": found.count,
                 "perType": dict(found.per_type),
                 "first": found.first and found.first.event_id,
                 "last": found.last and found.last.event_id,
+                "writtenUnderOtherPartitions": found.elsewhere,
             }
         )
         return
-    print(f"{found.count} events to send to {describe(target)} ({selection.describe()})")
+    out = out or sys.stdout
+    print(f"{found.count} events to send to {describe(target)} ({selection.describe()})", file=out)
     for label, event in (("first", found.first), ("last", found.last)):
         if event is not None:
-            print(f"  {label}: {event.event_id} {event.event_type} {event.created_at.isoformat()}")
+            when = event.created_at.isoformat()
+            print(f"  {label}: {event.event_id} {event.event_type} {when}", file=out)
     if found.per_type:
-        print_table(("events", "eventType"), sorted(found.per_type.items(), key=lambda x: x[0]))
+        rows = sorted(found.per_type.items(), key=lambda x: x[0])
+        print_table(("events", "eventType"), rows, out=out)
+    if found.elsewhere:
+        print(
+            f"{found.elsewhere} of them were written under another RELAY_PARTITIONS (stored "
+            "in another partition than today's count gives): selected all the same",
+            file=out,
+        )
     if found.count:
-        print(f"at {args.rate:g}/s: about {found.count / args.rate:.0f} s")
+        print(f"at {rate:g}/s: about {found.count / rate:.0f} s", file=out)
+    else:
+        print("nothing selected: a job of this selection is refused", file=out)
 
 
 JOB_COLUMNS = ("job", "state", "sent", "target", "by", "filter")

@@ -112,7 +112,7 @@ class PartitionDrain:
         if self._only is not None and run.ramp is None:
             return self._run_nudged(run)
         tally = run.tally
-        looked = survey(self._store, self._config, tally)
+        looked = survey(self._store, self._config, tally, until=run.deadline)
         if not looked.open_events:
             return StopReason.DRAINED
         held: dict[int, HeldPartition] = {}
@@ -120,7 +120,9 @@ class PartitionDrain:
         with ThreadPoolExecutor(1, "relay-backlog") as beside:
             if looked.backlog:  # counts and healing wait for the first page, then go beside
                 args = (self._store, self._config, looked, tally, self._fan_out, run.instance)
-                self._after_first_page = lambda: beside.submit(after_first_page, *args)
+                self._after_first_page = lambda: beside.submit(
+                    after_first_page, *args, until=run.deadline
+                )
             try:
                 with ThreadPoolExecutor(self._config.partitions.per_claim, "relay-pages") as pages:
                     visited = set(looked.empty)
@@ -133,7 +135,7 @@ class PartitionDrain:
                         mode_ok = first.mode_ok
                         visited.update(held)
                     elif (mode_ok := self._take_mode()) and self._holds_failed:
-                        self._holdings.hold(read_held(self._store))
+                        self._holdings.hold(read_held(self._store, until=run.deadline, tally=tally))
                     if not mode_ok:
                         return StopReason.MODE  # the summary says which mode it waits for
                     self._fan_out_few(run, looked)
@@ -191,6 +193,8 @@ class PartitionDrain:
             take_mode=self._take_mode,
             holds=self._holds_failed,
             reader=pages,
+            until=run.deadline,
+            tally=run.tally,
             nudged=nudged,
             claimed=lambda taken: held.update((h.partition, h) for h in taken),
         )

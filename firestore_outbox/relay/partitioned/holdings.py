@@ -13,10 +13,12 @@ claimed later is asked again only when a lease written since may hide a hold the
 from __future__ import annotations
 
 import datetime
+import functools
 import random
 from typing import TYPE_CHECKING
 
 from firestore_outbox.fields import AGGREGATE_ID
+from firestore_outbox.firestore.reads import counter, read_retrying
 from firestore_outbox.relay.partitioned.scan import held_events
 from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, Held
 from firestore_outbox.relay.summary import Count
@@ -83,7 +85,12 @@ class Holdings:
         run.tally[Count.PARTITIONS_CLAIMED] += len(claimed)
         for h in claimed:
             if self._holds_failed and (self._more_held or self._held_since_counted(h)):
-                found = self._store.run(held_events(self._store, h.partition, HELD_READ_LIMIT))
+                query = held_events(self._store, h.partition, HELD_READ_LIMIT)
+                found = read_retrying(
+                    functools.partial(self._store.run, query),
+                    until=run.deadline,
+                    retried=counter(run.tally, Count.READ_RETRIES),
+                )
                 self._aggregates.block(str(d.get(AGGREGATE_ID)) for d in found)
 
     def _held_since_counted(self, held: HeldPartition) -> bool:

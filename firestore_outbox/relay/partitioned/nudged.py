@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.partitioned.claims import PartitionLeases
     from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
     from firestore_outbox.relay.store import LeaseStore
+    from firestore_outbox.relay.summary import Tally
 
 
 @dataclass
@@ -71,6 +72,8 @@ def start_nudged(
     reader: ThreadPoolExecutor,
     nudged: bool = True,
     claimed: Callable[[list[HeldPartition]], None],
+    until: float,
+    tally: Tally,
 ) -> NudgedStart:
     """Run the two round trips (see the module), the page queries on `reader` (the drain's
     pool: they may still be in flight when this returns); `claimed` hears the claim as soon
@@ -80,12 +83,15 @@ def start_nudged(
     every one; the others (and those refused) only where their page found an open event
     (`PartitionLeases.claim_nudged`). Else (a timer's run, naming partitions its survey saw
     events in) the run goes by the leases its relay knew and claims without waiting for the
-    pages: the drain publishes from the first page in, not the slowest."""
+    pages: the drain publishes from the first page in, not the slowest. The held-events
+    read is sent again while the budget (`until`) lasts, its retries counted in `tally`."""
     wanted = sorted(set(partitions))
     pages = {p: reader.submit(store.run_at, open_events(store, p, page_size, None)) for p in wanted}
     with ThreadPoolExecutor(4, "relay-start") as pool:
         mode = pool.submit(take_mode)
-        held: Future[Held] | None = pool.submit(read_held, store) if holds else None
+        held: Future[Held] | None = (
+            pool.submit(read_held, store, until=until, tally=tally) if holds else None
+        )
 
         def claim() -> list[HeldPartition]:
             if nudged:

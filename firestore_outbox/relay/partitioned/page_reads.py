@@ -9,7 +9,8 @@ without a usable partition (`firestore_outbox.relay.partitioned.unhealed`) are m
 their partition's pages in delivery order.
 
 A page query that fails for want of time or of Firestore (a timeout, `UNAVAILABLE`, ...:
-`READ_FAILURES`) is sent again from the same cursor, up to `READ_TRIES` times in all; a
+`READ_FAILURES`, shared with the run's other reads: `firestore_outbox.firestore.reads`) is sent
+again from the same cursor, up to `READ_TRIES` times in all; a
 partition whose reads keep failing is given up for this run (`unread`): the drain releases it,
 not drained, once what was read from it is settled, and goes on with the others. One slow
 read no longer ends a run that other partitions' reads were feeding.
@@ -23,9 +24,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from google.api_core import exceptions as google_exceptions
-from google.api_core.exceptions import RetryError
-
+from firestore_outbox.firestore.reads import READ_FAILURES, READ_TRIES
 from firestore_outbox.relay.partitioned.scan import open_events
 from firestore_outbox.relay.partitioned.unhealed import Unhealed
 from firestore_outbox.relay.ramp import bucket, pace
@@ -38,18 +37,6 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.store import LeaseStore
 
 logger = logging.getLogger("firestore_outbox.relay")
-
-# A page query's tries in one run before its partition is given up (released unread).
-READ_TRIES = 3
-# The failures worth another try: the read ran out of time, or Firestore could not answer.
-READ_FAILURES: tuple[type[Exception], ...] = (
-    google_exceptions.DeadlineExceeded,
-    google_exceptions.ServiceUnavailable,
-    google_exceptions.InternalServerError,
-    google_exceptions.ResourceExhausted,
-    google_exceptions.Aborted,
-    RetryError,
-)
 
 
 class PageReads:

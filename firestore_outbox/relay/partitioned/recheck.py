@@ -14,6 +14,7 @@ Any event committed before H's re-check is found by it (its query runs later), a
 committed after it finds p free (released before the re-check), so its nudge's invocation
 claims p and reads it. If H's claim after a re-check loses to another invocation, that one
 held p after the re-check, so it releases later and its own re-check sees the event.
+A re-check that fails is sent again while the budget lasts (`firestore_outbox.firestore.reads`).
 Cost: one query per partition released drained, a read when it finds nothing (Firestore
 bills one read for an empty query), and a claim and a page only when it finds something.
 
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.fields import CREATED_AT
+from firestore_outbox.firestore.reads import counter, read_retrying
 from firestore_outbox.relay.partitioned.scan import open_events
 from firestore_outbox.relay.summary import Count
 
@@ -66,7 +68,15 @@ def recheck(
     pool); claim again those with an event this run did not read, to read on there, or,
     with `hand_off`, nudge them (`hand_off(partitions)`) and claim nothing."""
     queries = [unread_events(store, p, reads.last.get(p), claimed_at[p]) for p in released]
-    found = list(pages.map(store.run, queries))
+
+    def read(query: Any) -> list[Found]:  # sent again while the budget lasts
+        return read_retrying(
+            lambda: store.run(query),
+            until=run.deadline,
+            retried=counter(run.tally, Count.READ_RETRIES),
+        )
+
+    found = list(pages.map(read, queries))
     again = {p for p, docs in zip(released, found, strict=True) if docs}
     if not again:
         return []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.fields import AGGREGATE_ID
+from firestore_outbox.firestore.reads import counter, read_retrying
 from firestore_outbox.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
@@ -73,12 +74,16 @@ class Held:
     at: datetime.datetime | None = None
 
 
-def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
+def survey(store: LeaseStore, config: RelayConfig, tally: Tally, *, until: float) -> Survey:
     """Look, and heal what the look found (see the module docstring); counts what it healed
-    into `tally`. The first read is also the run's first reading of Firestore's clock."""
+    into `tally`. The first read is also the run's first reading of Firestore's clock; it
+    is sent again while the budget (`until`) lasts (`read_retrying`)."""
     count = config.partitions.count
     limit = 2 * count
-    seen, _ = store.run_at(open_query(store).select([PARTITION, SEQUENCE]).limit(limit))
+    query = open_query(store).select([PARTITION, SEQUENCE]).limit(limit)
+    seen, _ = read_retrying(
+        lambda: store.run_at(query), until=until, retried=counter(tally, Count.READ_RETRIES)
+    )
     if not seen:
         return Survey(0)
     backlog = len(seen) >= limit
@@ -94,15 +99,18 @@ def survey(store: LeaseStore, config: RelayConfig, tally: Tally) -> Survey:
     return Survey(len(seen), empty, lying, backlog, unhealed)
 
 
-def read_held(store: LeaseStore) -> Held:
-    """One read of the events that hold their aggregates. A hold is its aggregate's wherever
-    its event lies: read from the whole collection, not per partition claimed (with another
-    RELAY_PARTITIONS, the head a hold waits for lies in a partition its aggregate's events no
-    longer go to)."""
-    found, at = store.run_at(
+def read_held(store: LeaseStore, *, until: float, tally: Tally) -> Held:
+    """One read of the events that hold their aggregates (sent again while the budget,
+    `until`, lasts). A hold is its aggregate's wherever its event lies: read from the whole
+    collection, not per partition claimed (with another RELAY_PARTITIONS, the head a hold
+    waits for lies in a partition its aggregate's events no longer go to)."""
+    query = (
         store.collection.where(filter=FieldFilter(HELD, "==", True))
         .select([AGGREGATE_ID])
         .limit(HELD_READ_LIMIT)
+    )
+    found, at = read_retrying(
+        lambda: store.run_at(query), until=until, retried=counter(tally, Count.READ_RETRIES)
     )
     return Held([str(d.get(AGGREGATE_ID)) for d in found], len(found) >= HELD_READ_LIMIT, at)
 
@@ -123,19 +131,30 @@ def after_first_page(
     tally: Tally,
     fan_out: FanOut | None,
     instance: str,
+    *,
+    until: float,
 ) -> None:
     """What a backlog calls for once the drain has its first page: more invocations (a count
-    bounded by what they can take), and healing events the survey's read did not see."""
+    bounded by what they can take), and healing events the survey's read did not see. Their
+    counts, slow on a large backlog, are sent again while the budget (`until`) lasts."""
+    retried = counter(tally, Count.READ_RETRIES)
     if fan_out is not None:
         room = min(config.fan_out.max, config.partitions.count)
         cap = config.fan_out.events * (room + 1)
-        open_count, _ = store.count_at(open_query(store).limit(cap), None)
+        capped = open_query(store).limit(cap)
+        open_count, _ = read_retrying(
+            lambda: store.count_at(capped, None), until=until, retried=retried
+        )
         if more := wanted(open_count, config.fan_out, config.partitions):
             tally[Count.FANNED_OUT] += fan_out.start(more, instance)
     if looked.backlog and looked.unhealed is None:  # (found already: healed as delivered)
-        _tally_heal(
-            tally, heal_unpartitioned(store, config.partitions.count, scan_limit=HEAL_SCAN_LIMIT)
+        count = config.partitions.count
+        healed = read_retrying(
+            lambda: heal_unpartitioned(store, count, scan_limit=HEAL_SCAN_LIMIT),
+            until=until,
+            retried=retried,
         )
+        _tally_heal(tally, healed)
 
 
 def _tally_heal(tally: Tally, found: Healed) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from firestore_outbox.fields import LAST_ERROR, NEXT_ATTEMPT_AT
 from firestore_outbox.firestore.cas import Change, WriteOutcome
+from firestore_outbox.firestore.reads import counter, read_retrying
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.partitions import PARTITION, partition_of
 from firestore_outbox.relay.config import RelayConfig
@@ -50,19 +51,34 @@ _UNSCHEDULED_SCAN_LIMIT = 1000
 
 
 def look_for_due(
-    store: LeaseStore, config: RelayConfig, tally: Tally, *, look_for_abandoned: bool
+    store: LeaseStore,
+    config: RelayConfig,
+    tally: Tally,
+    *,
+    look_for_abandoned: bool,
+    until: float = math.inf,
 ) -> tuple[list[DueDocument], int]:
     """Due events, abandoned leases first; and how many were abandoned. "Now" is
-    Firestore's, never ahead of it: a lease is taken back only once it has surely expired."""
+    Firestore's, never ahead of it: a lease is taken back only once it has surely expired.
+    A query that fails is sent again while the budget (`until`) lasts (`read_retrying`)."""
     now = store.clock.earliest()
     limit = config.batch_size
     lock = datetime.timedelta(seconds=config.lock_timeout_seconds)
     snapshots: list[DueDocument] = []
     if look_for_abandoned:
-        snapshots += store.abandoned(now - lock, limit)
+        snapshots += read_retrying(
+            lambda: store.abandoned(now - lock, limit),
+            until=until,
+            retried=counter(tally, Count.READ_RETRIES),
+        )
     abandoned = len(snapshots)
     if abandoned < limit:
-        pending = store.pending(now, limit - abandoned)
+        wanted = limit - abandoned
+        pending = read_retrying(
+            lambda: store.pending(now, wanted),
+            until=until,
+            retried=counter(tally, Count.READ_RETRIES),
+        )
         if pending:
             oldest = pending[0].get(NEXT_ATTEMPT_AT)
             lag_ms = round((now - oldest).total_seconds() * 1000)
@@ -152,7 +168,7 @@ def drain_due(relay: Relay, run: Pipeline) -> StopReason:
             return StopReason.ERROR  # run() raises it when the settler closes
         look = time.monotonic() - abandoned_checked >= _ABANDONED_CHECK_SECONDS
         snapshots, abandoned = look_for_due(
-            relay.store, relay.config, run.tally, look_for_abandoned=look
+            relay.store, relay.config, run.tally, look_for_abandoned=look, until=run.deadline
         )
         if look:
             full = abandoned == relay.config.batch_size

@@ -34,9 +34,7 @@ def test_a_job_killed_mid_way_resumes_without_skipping(
     job = service.start(Selection(), target=target_for(None), rate=5.0, created_by="test")
     events = db.collection(settings.outbox_collection)
     order = [
-        c.event.event_id
-        for c in candidates(events, job.selection, job.partitions, None)
-        if c.event is not None
+        c.event.event_id for c in candidates(events, job.selection, None) if c.event is not None
     ]
     runner: list[subprocess.Popen[str]] = []
     killed = threading.Event()

@@ -1,5 +1,5 @@
 """What one watchdog check costs in Firestore operations, counted on the wire: the figure
-docs/watchdog.md states (about 29 reads with 16 partitions, no write while nothing changes)."""
+docs/watchdog.md states (29 reads with 16 partitions, no write while nothing changes)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from firestore_outbox.consumer import verify_request
 from firestore_outbox.health.settings import WatchdogSettings, WebhookFormat
 from firestore_outbox.health.webhooks import WebhookFailed, post_alert
 from firestore_outbox.signing import check_digest, verify
@@ -81,7 +82,10 @@ def test_json_is_signed_as_standard_webhooks_sign(server: tuple[str, Capture]) -
     content = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + raw
     mac = hmac.new(SECRET.encode(), content, hashlib.sha256).digest()
     assert f"v1,{base64.b64encode(mac).decode()}" in headers["webhook-signature"].split()
-    # And a consumer of the library's verifies it as it verifies a delivery, attributes too.
+    # And a consumer of the library's verifies it as it verifies a delivery, attributes too,
+    # with the public name docs/watchdog.md names.
+    event = verify_request(headers, raw, [SECRET])
+    assert event.attributes["type"] == "firestore-outbox.watchdog.recovered"
     verify(
         headers["webhook-id"],
         headers["webhook-timestamp"],
@@ -91,7 +95,6 @@ def test_json_is_signed_as_standard_webhooks_sign(server: tuple[str, Capture]) -
     )
     attributes = {k[3:]: v for k, v in headers.items() if k.startswith("ce-")}
     check_digest(headers["webhook-id"], {**attributes, "datacontenttype": "application/json"})
-    assert attributes["type"] == "firestore-outbox.watchdog.recovered"
 
 
 def test_a_robot_that_refuses_the_message_is_a_failure(server: tuple[str, Capture]) -> None:

@@ -13,9 +13,9 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.consumer.receiver import Receiver
+from firestore_outbox.firestore.reads import READ_TRIES
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay
-from firestore_outbox.relay.partitioned.page_reads import READ_TRIES
 from tests.support.faults import FaultInjector, faulty_client, page_of
 from tests.support.helpers import add_orders, make_relay, outbox
 

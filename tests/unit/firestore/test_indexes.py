@@ -35,7 +35,7 @@ from firestore_outbox.ops.history import read_recent
 from firestore_outbox.ops.overview import read_overview
 from firestore_outbox.ops.purge import backfill_expiry, count_processed, purge_processed
 from firestore_outbox.redrive.jobs import JobStore
-from firestore_outbox.redrive.selection import Selection
+from firestore_outbox.redrive.selection import Selection, next_partition_query
 from firestore_outbox.redrive.service import jobs_collection
 from firestore_outbox.relay import store as leases
 from firestore_outbox.relay.partitioned.scan import count_unpartitioned, held_events, open_events
@@ -128,6 +128,7 @@ def queries_of(monkeypatch: pytest.MonkeyPatch, operation: str) -> list[Any]:
             Selection(event_types=("A", "B"), aggregate_id="order-1", since=NOW),
         ):
             made.append(selection.query(events, 3))
+        made.append(next_partition_query(events, 3))  # the stored partitions: single-field
         jobs = JobStore(db, jobs_collection("outbox"), lease_seconds=300, timeout=10)
         made.append(jobs.collection.where(filter=FieldFilter("state", "==", "RUNNING")))
         made.append(jobs.collection.order_by("createdAt", direction="DESCENDING"))  # `recent`
@@ -234,7 +235,7 @@ def defined(path: Path) -> set[Index]:
         ("requeue", 0),
         ("purge", 1),
         ("reconcile", 3),
-        ("re-drive", 2),
+        ("re-drive", 3),
     ],
 )
 def test_every_query_of_partition_leases_and_the_commands_has_its_index_in_the_shipped_file(

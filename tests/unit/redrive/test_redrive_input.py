@@ -10,6 +10,7 @@ import pytest
 
 from firestore_outbox.cli import main
 from firestore_outbox.errors import InvalidInput
+from firestore_outbox.redrive.reading import Position
 from firestore_outbox.redrive.selection import Selection
 from firestore_outbox.redrive.service import check_rate
 from firestore_outbox.redrive.targets import describe, target_for
@@ -85,3 +86,12 @@ def test_the_command_refuses_bad_input_before_reading_anything(
     assert main(["replay", "--dry-run", *arguments]) == 2
     err = capsys.readouterr().err
     assert message in err and "s3cret" not in err
+
+
+def test_a_cursor_written_before_0_7_starts_its_job_again_and_a_new_one_is_read_back() -> None:
+    when = dt.datetime(2026, 11, 1, tzinfo=dt.timezone.utc)
+    old = {"partition": 3, "createdAt": when, "sequence": 0, "eventId": "ev-1"}
+    assert Position.from_document(old) is None  # walked one partition after another
+    new = Position(when, 2, "ev-2")
+    assert Position.from_document(new.to_document()) == new
+    assert "partition" not in new.to_document()
