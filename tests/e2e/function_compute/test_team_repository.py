@@ -3,15 +3,15 @@ environment with the wheel installed, a repository outside this checkout with it
 package, `outbox fc init`, `outbox fc build` (for Function Compute's python3.10, as `s deploy`
 runs it), `outbox fc preview`; then the built package's handlers, imported in a clean
 interpreter, are invoked the way Function Compute invokes them, against the emulator,
-delivering to a local receiver.
+delivering to a local receiver: the timer's relay, the watchdog, and the HTTP-triggered relay
+(`--nudge http`) with a signed nudge, a forged one and a signed one whose body was changed.
 
 Before, the working build recipe, the preview, s.yaml and the Firestore files existed only in
 this repository: a team's build stopped at `No matching distribution found for aliyun-fc2`.
 
 The repository is initialised and built once for the module (one build: its time is printed
-with `-s`). Each case invokes one entry point of the package with `invoke`: adding a case (a
-signed HTTP nudge to `index.http_handler`, once `INIT` asks for `--nudge http`) is one more
-test calling it.
+with `-s`). Each case invokes one entry point of the package with `invoke`: adding a case is
+one more test calling it.
 """
 
 from __future__ import annotations
@@ -21,37 +21,68 @@ import os
 import shutil
 import subprocess
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from google.cloud import firestore
 
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.deploy.checks import python310
 from firestore_outbox.firestore.settings import Settings
 from tests.e2e.function_compute.test_deploy import wheel_tags
 from tests.e2e.function_compute.test_deploy_preview import serverless_devs
+from tests.integration.function_compute.test_http_handler import (
+    SECRET,
+    altered,
+    captured,
+    event_of,
+    forged,
+)
+from tests.support.helpers import assert_each_processed_once
+from tests.support.helpers import outbox as stored
 
 # What the team runs first; `--nudge http` adds the HTTP-triggered relay to index.py and s.yaml.
-INIT = ["fc", "init"]
+INIT = ["fc", "init", "--nudge", "http"]
 TIMER_EVENT = {"triggerTime": "2026-12-01T08:00:00Z", "triggerName": "relay-timer", "payload": ""}
-# The team's own code: an invoice and its event committed together, on the public names only.
+# The team's own code, as docs/concepts/your-aggregates.md builds it: an invoice repository
+# hung on a unit of work of its own; an invoice and its event committed together, on the
+# public names only.
 BILLING = '''"""Billing: an invoice and its InvoiceIssued event in one commit."""
 
-from firestore_outbox import FirestoreUnitOfWork, get_db_client
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from firestore_outbox import FirestoreUnitOfWork, Repository, get_db_client
+
+
+class InvoiceRepository(Repository):
+    def add(self, invoice: Mapping[str, Any], uow: FirestoreUnitOfWork | None = None) -> str:
+        ref = self.document(invoice["number"], what="invoice number")
+        self.unit_of_work(uow).add_create(ref, dict(invoice))
+        return str(ref.id)
+
+
+class BillingUnitOfWork(FirestoreUnitOfWork):
+    def __init__(self, db: Any, settings: Any = None, **options: Any) -> None:
+        super().__init__(db, settings, **options)
+        self.invoices = InvoiceRepository(db, "invoices", uow=self)
 
 
 def bill(customer_id: str, amount: int) -> str:
-    db = get_db_client()
-    with FirestoreUnitOfWork(db) as uow:
-        invoice = db.collection("invoices").document()
-        uow.add_create(invoice, {"customerId": customer_id, "amount": amount})
+    with BillingUnitOfWork(get_db_client()) as uow:
+        invoice = {"number": f"INV-{uuid.uuid4().hex[:8]}", "customerId": customer_id}
+        number = uow.invoices.add({**invoice, "amount": amount})
         return uow.outbox.add(
             {
                 "eventType": "InvoiceIssued",
                 "aggregateType": "invoice",
-                "aggregateId": invoice.id,
+                "aggregateId": number,
                 "payload": {"amount": amount},
             }
         )
@@ -204,6 +235,11 @@ def test_init_writes_the_skeleton_and_names_the_installed_wheel(team: Team) -> N
     template = (team.repository / "s.yaml").read_text()
     assert "run: outbox fc build --output build/fc" in template
     assert "handler: index.handler" in template and "handler: index.watchdog_handler" in template
+    assert "handler: index.http_handler" in template
+    # The nudge secret by reference only: s.yaml reads it from the environment at deploy time.
+    assert "OUTBOX_NUDGE_SECRET: ${env('OUTBOX_NUDGE_SECRET')}" in template
+    secrets = [line.split(":", 1) for line in template.splitlines() if "_SECRET:" in line]
+    assert secrets and all(value.strip().startswith("${env('") for _, value in secrets)
 
 
 def test_build_packages_the_teams_code_with_the_library_for_python310(team: Team) -> None:
@@ -238,26 +274,45 @@ def test_preview_renders_the_teams_s_yaml_with_the_key_hidden(
         "preview",
         FIRESTORE_PROJECT_ID="billing-prod",
         FIRESTORE_CREDENTIALS_JSON=key,
+        OUTBOX_NUDGE_SECRET=SECRET,
         SERVERLESS_DEVS_BIN=s,
         HOME=str(home),
     )
-    assert key_info["private_key_id"] not in done.stdout + done.stderr
-    rendered = json.loads(done.stdout)
-    for function in ("relay", "watchdog"):
-        variables = rendered["resources"][function]["props"]["environmentVariables"]
+    shown = done.stdout + done.stderr
+    assert key_info["private_key_id"] not in shown and SECRET not in shown
+    resources = json.loads(done.stdout)["resources"]
+    for function in ("relay", "watchdog", "relay-http"):
+        variables = resources[function]["props"]["environmentVariables"]
         assert variables["FIRESTORE_CREDENTIALS_JSON"] == f"<hidden: {len(key)} characters>"
         assert variables["FIRESTORE_PROJECT_ID"] == "billing-prod"
+    # The HTTP-triggered relay: the relay's settings and the nudge secret, hidden; an
+    # anonymous trigger for POST only (the signature is the gate).
+    http = resources["relay-http"]["props"]
+    assert (http["handler"], http["initializer"]) == ("index.http_handler", "index.initialize")
+    assert (
+        http["environmentVariables"]["OUTBOX_NUDGE_SECRET"] == f"<hidden: {len(SECRET)} characters>"
+    )
+    assert (
+        http["environmentVariables"]["RELAY_PARTITIONS"]
+        == resources["relay"]["props"]["environmentVariables"]["RELAY_PARTITIONS"]
+    )
+    [trigger] = http["triggers"]
+    assert trigger["triggerType"] == "http"
+    assert trigger["triggerConfig"]["authType"] == "anonymous"
+    assert trigger["triggerConfig"]["methods"] == ["POST"]
     assert "within Function Compute's limit" in done.stderr
 
 
 def test_the_timer_handler_delivers_the_teams_events(
-    team: Team, settings: Settings, receiver: Receiver
+    team: Team, settings: Settings, db: firestore.Client, receiver: Receiver
 ) -> None:
     event_ids = bill(team, settings, 3)
     variables = {**emulator(settings), "DOWNSTREAM_SERVICE_URL": receiver.url}
     summary = invoke(team, "index.handler", TIMER_EVENT, variables, initializer="index.initialize")
     assert (summary["status"], summary["processed"], summary["failed"]) == ("ok", 3, 0)
-    assert sorted(r.event_id for r in receiver.received) == sorted(event_ids)
+    assert_each_processed_once(db, settings, receiver, *event_ids)
+    invoices = [d.to_dict() for d in db.collection("invoices").get()]  # the team's aggregate
+    assert sorted(i["amount"] for i in invoices) == [100, 101, 102]
 
 
 def test_the_watchdog_handler_sees_the_relay_stop_and_run(
@@ -270,3 +325,54 @@ def test_the_watchdog_handler_sees_the_relay_stop_and_run(
     assert invoke(team, "index.handler", TIMER_EVENT, relay_variables)["status"] == "ok"
     after = invoke(team, "index.watchdog_handler", TIMER_EVENT, variables)
     assert "relay_stopped" not in [p["code"] for p in after["problems"]]
+
+
+def nudge_variables(settings: Settings, receiver: Receiver) -> dict[str, str]:
+    return {
+        **emulator(settings),
+        "DOWNSTREAM_SERVICE_URL": receiver.url,
+        "OUTBOX_NUDGE_SECRET": SECRET,
+    }
+
+
+def test_a_signed_nudge_to_the_http_handler_delivers_its_partitions_events_once(
+    team: Team, settings: Settings, db: firestore.Client, receiver: Receiver
+) -> None:
+    event_ids = bill(team, settings, 4)
+    partitions = {k: e["partition"] for k, e in stored(db, settings).items()}
+    nudged = partitions[event_ids[0]]
+    inside = sorted(k for k, p in partitions.items() if p == nudged)
+    event = json.loads(event_of(captured([nudged])))  # signed as the `http` sender signs
+
+    response = invoke(
+        team, "index.http_handler", event, nudge_variables(settings, receiver), "index.initialize"
+    )
+
+    assert response["statusCode"] == 200, response
+    answer = json.loads(response["body"])
+    assert (answer["status"], answer["nudged"], answer["processed"]) == (
+        "ok",
+        [nudged],
+        len(inside),
+    )
+    statuses = {k: e["status"] for k, e in stored(db, settings).items()}
+    assert statuses == {k: "PROCESSED" if k in inside else "PENDING" for k in event_ids}
+    assert Counter(r.event_id for r in receiver.received) == dict.fromkeys(inside, 1)
+
+
+@pytest.mark.parametrize("make", [forged, altered], ids=["wrong-secret", "body-changed"])
+def test_a_forged_or_altered_nudge_is_refused_and_delivers_nothing(
+    team: Team, settings: Settings, db: firestore.Client, receiver: Receiver, make: Any
+) -> None:
+    event_ids = bill(team, settings, 2)
+    partition = stored(db, settings)[event_ids[0]]["partition"]
+    event = json.loads(make(captured([partition])))
+
+    response = invoke(
+        team, "index.http_handler", event, nudge_variables(settings, receiver), "index.initialize"
+    )
+
+    assert response["statusCode"] == 401, response
+    assert "no signature matches" in json.loads(response["body"])["error"]
+    assert receiver.received == []
+    assert {e["status"] for e in stored(db, settings).values()} == {"PENDING"}
