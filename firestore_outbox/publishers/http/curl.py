@@ -170,10 +170,14 @@ class Handles:
         self._lock = threading.Lock()
 
     def take(self) -> tuple[int, Handle]:
-        try:
-            return self._idle.pop()
-        except IndexError:
-            return self._generation, Handle(**self._options)  # type: ignore[arg-type]
+        # Under the lock: `close()` lists the idle handles and then empties the stack, and a
+        # handle popped between the two was handed out while `close()` went on to close it.
+        with self._lock:
+            try:
+                return self._idle.pop()
+            except IndexError:
+                generation = self._generation
+        return generation, Handle(**self._options)  # type: ignore[arg-type]
 
     def give_back(self, taken: tuple[int, Handle]) -> None:
         with self._lock:
