@@ -124,8 +124,10 @@ def build(
         wheels = Path(scratch)
         pinned = wanted.pinned(wheels).with_extras(LIBRARY, extras)
         links = ["--find-links", str(wheels), *pinned.options]
-        # Source-only dependencies become wheels here; native ones are skipped below.
-        pip("wheel", "--wheel-dir", str(wheels), *links, *pinned.lines)
+        # Source-only dependencies become wheels here; native ones are skipped below. PEP 517
+        # builds them in an isolated environment: a setup.py-only sdist (aliyun-fc2) needs
+        # the `wheel` package, which a fresh virtualenv on Python 3.10 does not have.
+        pip("wheel", "--use-pep517", "--wheel-dir", str(wheels), *links, *pinned.lines)
         target = ["--target", str(dependencies), *links]
         if not local:
             target += [

@@ -130,7 +130,9 @@ def _extras_of(line: str) -> str:
 def _build_one(line: str, wheels: Path) -> tuple[str, str]:
     """Build the requirement `line` alone into `wheels`; its name and version."""
     with tempfile.TemporaryDirectory(prefix="fc-one-", dir=wheels) as one:
-        pip("wheel", "--no-deps", "--wheel-dir", one, line.split(" ;", 1)[0].strip())
+        pip(
+            "wheel", "--use-pep517", "--no-deps", "--wheel-dir", one, line.split(" ;", 1)[0].strip()
+        )
         [built] = Path(one).glob("*.whl")
         built = built.rename(wheels / built.name)
     name, version = built.name.split("-")[:2]
