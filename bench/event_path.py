@@ -121,7 +121,9 @@ def trace_one(emulator: str, url: str, leases: str) -> dict[str, Any]:
     )
     calls: list[tuple[str, str]] = []
     for traced in (False, True):
-        settings = found.Settings(project_id=f"{PROJECT}-{uuid.uuid4().hex[:8]}", emulator_host=emulator)
+        settings = found.Settings(
+            project_id=f"{PROJECT}-{uuid.uuid4().hex[:8]}", emulator_host=emulator
+        )
         workloads.seed(settings, 1)
         db = found.get_db_client(settings)
         with found.Relay(db, settings, config) as relay:

@@ -21,7 +21,7 @@ from firestore_outbox.fields import (
 )
 from firestore_outbox.ops.scan import chunks, count_at, count_each, pages
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.unscheduled import find_unscheduled
+from firestore_outbox.relay.read.unscheduled import find_unscheduled
 
 PENDING, PROCESSING = EventStatus.PENDING, EventStatus.PROCESSING
 # How many PENDING documents `status` reads at most to name unscheduled events.

@@ -58,10 +58,10 @@ if TYPE_CHECKING:
     from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
     from firestore_outbox.publishers.settings import AccessKeySettings
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.core import Relay
     from firestore_outbox.relay.fan_out import FanOutSettings
-    from firestore_outbox.relay.partitioned.settings import PartitionSettings
+    from firestore_outbox.relay.partition_settings import PartitionSettings
     from firestore_outbox.relay.ramp import RampSettings
+    from firestore_outbox.relay.run.relay import Relay
     from firestore_outbox.relay.summary import RunStatus, RunSummary, StopReason
 
 __all__ = [

@@ -46,7 +46,7 @@ class StopReason(str, enum.Enum):
     ERROR = "error"  # Firestore failed
     STOP = "stop"  # follow mode was asked to stop
     # relays of the other lease mode may still hold leases: it drained nothing (see
-    # `firestore_outbox.relay.partitioned.mode_records`)
+    # `firestore_outbox.relay.run.mode_records`)
     MODE = "mode"
     # the budget cannot fit one attempt (its HTTP timeouts and the settle): nothing was tried
     BUDGET_TOO_SHORT = "budgetTooShort"
@@ -223,7 +223,7 @@ def firestore_error(exc: google_exceptions.GoogleAPIError, instance: str) -> str
 
 def waiting_for_mode(tally: Tally, instance: str, mode: str, until: datetime.datetime) -> None:
     """Log that run `instance` drains nothing because relays of lease mode `mode` may still
-    hold leases until `until` (`firestore_outbox.relay.partitioned.mode_records`), and count it."""
+    hold leases until `until` (`firestore_outbox.relay.run.mode_records`), and count it."""
     log_event(
         logger,
         logging.WARNING,

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.firestore.raw import watch_failures
-from firestore_outbox.relay.breaker import COOLDOWN_SECONDS
 from firestore_outbox.relay.follow.listener import (
     HEALTH_CHECK_SECONDS,
     POLL_WHILE_DOWN_SECONDS,
@@ -40,10 +39,11 @@ from firestore_outbox.relay.follow.progress import (
     RUN_COUNTS,
     FollowProgress,
 )
+from firestore_outbox.relay.publish.breaker import COOLDOWN_SECONDS
 from firestore_outbox.relay.summary import Count, RunSummary, StopReason, Tally
 
 if TYPE_CHECKING:
-    from firestore_outbox.relay.core import Relay
+    from firestore_outbox.relay.run.relay import Relay
 
 WINDOW = 50
 # Counts that are not sums over runs: the last run's lag stands for the follower's.

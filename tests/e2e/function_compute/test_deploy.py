@@ -364,7 +364,7 @@ code, pythonpath, event = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path[:0] = [code, pythonpath]
 import function_compute.watchdog_handler as module
 report = module.handler(event.encode(), types.SimpleNamespace(request_id="fc-wd-1"))
-heavy = sorted(m for m in sys.modules if m == "firestore_outbox.relay.core")
+heavy = sorted(m for m in sys.modules if m == "firestore_outbox.relay.run.relay")
 print(json.dumps({"report": report, "heavy": heavy}))
 """
 

@@ -24,10 +24,10 @@ from firestore_outbox.firestore.cas import Written
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.relay import Relay
-from firestore_outbox.relay.held_event import Lease, OnSettled, Settled
-from firestore_outbox.relay.partitioned.claims import PartitionLeases
-from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
-from firestore_outbox.relay.pipeline import Pipeline
+from firestore_outbox.relay.lease import Lease, OnSettled, Settled
+from firestore_outbox.relay.claim.partition_claims import PartitionLeases
+from firestore_outbox.relay.claim.partition_leases import HeldPartition
+from firestore_outbox.relay.publish.pipeline import Pipeline
 from firestore_outbox.relay.summary import Tally
 from tests.support.helpers import fast_config, make_relay, outbox
 

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from firestore_outbox.publishers.base import Outcome, PublishResult
-from firestore_outbox.relay.breaker import Breaker
+from firestore_outbox.relay.publish.breaker import Breaker
 
 CHANNEL = PublishResult(Outcome.CHANNEL, "HTTP 401 unauthorized")
 

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING
 from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.firestore.cas import WriteOutcome
 from firestore_outbox.publishers.base import Outcome, PublishResult
-from firestore_outbox.relay.held_event import Settled
-from firestore_outbox.relay.partitioned.settings import FailedHead
+from firestore_outbox.relay.lease import Settled
+from firestore_outbox.relay.partition_settings import FailedHead
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.cas import Written
     from firestore_outbox.firestore.raw import Found
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.held_event import Lease
+    from firestore_outbox.relay.lease import Lease
 
 
 class Aggregates:

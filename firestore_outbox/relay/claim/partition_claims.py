@@ -2,7 +2,7 @@
 
 One small document per partition (collection `RELAY_PARTITION_COLLECTION`, id = the
 partition number; its fields and the writes on it:
-`firestore_outbox.relay.partitioned.lease_documents`) names its `holder` and `expiresAt`, a
+`firestore_outbox.relay.claim.partition_leases`) names its `holder` and `expiresAt`, a
 time on Firestore's clock. An invocation reads the lease documents, and claims free or expired
 ones with writes conditional on the update time it read (`firestore_outbox.firestore.cas`):
 
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from typing import Any
 
-from firestore_outbox.relay.partitioned.lease_documents import (
+from firestore_outbox.relay.claim.partition_leases import (
     HeldPartition,
     KnownLease,
     PartitionLeaseWrites,
@@ -39,7 +39,7 @@ _CLAIM_TRIES = 3
 class PartitionLeases(PartitionLeaseWrites):
     """Claims, renews and releases partition leases of `duration` seconds for `holder`s;
     the writes, and `renew`, `renew_due` and `release`, are `PartitionLeaseWrites`'
-    (`firestore_outbox.relay.partitioned.lease_documents`)."""
+    (`firestore_outbox.relay.claim.partition_leases`)."""
 
     def claim(
         self,

@@ -9,7 +9,7 @@ Every write is conditional on the lease document's update time last read or writ
 (`firestore_outbox.firestore.cas`), so a lease changed meanwhile is refused, never overwritten;
 the holder counts its lease from the moment its write left (monotonic), so it stops before
 anyone may take over. Which partitions to claim is `PartitionLeases`' part
-(`firestore_outbox.relay.partitioned.claims`).
+(`firestore_outbox.relay.claim.partition_claims`).
 """
 
 from __future__ import annotations

@@ -25,14 +25,14 @@ from firestore_outbox.relay.config import SETTLE_ALLOWANCE_SECONDS, RelayConfig
 from firestore_outbox.relay.events import rfc3339
 
 if TYPE_CHECKING:
-    from firestore_outbox.relay.breaker import Breaker
-    from firestore_outbox.relay.held_event import Lease
+    from firestore_outbox.relay.lease import Lease
+    from firestore_outbox.relay.publish.breaker import Breaker
 
 logger = logging.getLogger("firestore_outbox.relay.core")
 
 
 class Settling(Protocol):
-    """Whether settles are landing (`relay.settling.settler.Settler` says)."""
+    """Whether settles are landing (`relay.settle.settler.Settler` says)."""
 
     def wait_flowing(self, timeout: float) -> bool: ...
 

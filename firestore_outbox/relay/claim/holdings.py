@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING
 
 from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.firestore.reads import counter, read_retrying
-from firestore_outbox.relay.partitioned.scan import held_events
-from firestore_outbox.relay.partitioned.survey import HELD_READ_LIMIT, Held
+from firestore_outbox.relay.read.scan import held_events
+from firestore_outbox.relay.read.survey import HELD_READ_LIMIT, Held
 from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
+    from firestore_outbox.relay.claim.partition_claims import PartitionLeases
+    from firestore_outbox.relay.claim.partition_leases import HeldPartition
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.partitioned.aggregates import Aggregates
-    from firestore_outbox.relay.partitioned.claims import PartitionLeases
-    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
-    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.publish.pipeline import Pipeline
+    from firestore_outbox.relay.read.aggregates import Aggregates
     from firestore_outbox.relay.store import LeaseStore
 
 

@@ -37,13 +37,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from firestore_outbox.relay.partitioned.scan import open_events
-from firestore_outbox.relay.partitioned.survey import Held, read_held
+from firestore_outbox.relay.read.scan import open_events
+from firestore_outbox.relay.read.survey import Held, read_held
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.partitioned.claims import PartitionLeases
-    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
+    from firestore_outbox.relay.claim.partition_claims import PartitionLeases
+    from firestore_outbox.relay.claim.partition_leases import HeldPartition
     from firestore_outbox.relay.store import LeaseStore
     from firestore_outbox.relay.summary import Tally
 

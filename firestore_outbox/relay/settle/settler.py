@@ -7,10 +7,10 @@ So a slow publish never holds back the settles of the fast ones, and under load 
 carries many settles without a timer deciding when to flush.
 
 Each event is settled by its own outcome: a write Firestore refuses parks only its event.
-What one lease's settle writes and how it is counted is `firestore_outbox.relay.settling.change`;
+What one lease's settle writes and how it is counted is `firestore_outbox.relay.settle.change`;
 how one group commit is retried until the run's deadline, its uncertain settles read back, is
-`firestore_outbox.relay.settling.writes`; the leases it settles are
-`firestore_outbox.relay.held_event`'s.
+`firestore_outbox.relay.settle.writes`; the leases it settles are
+`firestore_outbox.relay.lease`'s.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from firestore_outbox.publishers.base import PublishResult
 from firestore_outbox.relay.config import RelayConfig
 
 # Re-exported: `Lease` and `OnSettled` lived here, and tests import them from here.
-from firestore_outbox.relay.held_event import Lease as Lease
-from firestore_outbox.relay.held_event import OnSettled as OnSettled
-from firestore_outbox.relay.held_event import Settled
+from firestore_outbox.relay.lease import Lease as Lease
+from firestore_outbox.relay.lease import OnSettled as OnSettled
+from firestore_outbox.relay.lease import Settled
 from firestore_outbox.relay.ramp import RampGovernor, bucket, pace
-from firestore_outbox.relay.settling.change import count_settled, settle_change
-from firestore_outbox.relay.settling.writes import write_settles
+from firestore_outbox.relay.settle.change import count_settled, settle_change
+from firestore_outbox.relay.settle.writes import write_settles
 from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.summary import Count, Tally
 

@@ -5,7 +5,7 @@ all the partitions held go out at once, on a small pool of their own, and the dr
 publishing what it already read while they are in flight: with Firestore a cross-cloud
 round trip away, a drain that waited for each page would spend most of its time waiting.
 A partition whose page came back short has nothing more to read in this run. Events found
-without a usable partition (`firestore_outbox.relay.partitioned.unhealed`) are merged into
+without a usable partition (`firestore_outbox.relay.read.unhealed`) are merged into
 their partition's pages in delivery order.
 
 A page query that fails for want of time or of Firestore (a timeout, `UNAVAILABLE`, ...:
@@ -25,15 +25,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from firestore_outbox.firestore.reads import READ_FAILURES, READ_TRIES
-from firestore_outbox.relay.partitioned.scan import open_events
-from firestore_outbox.relay.partitioned.unhealed import Unhealed
 from firestore_outbox.relay.ramp import bucket, pace
+from firestore_outbox.relay.read.scan import open_events
+from firestore_outbox.relay.read.unhealed import Unhealed
 from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.partitioned.aggregates import Aggregates
-    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.publish.pipeline import Pipeline
+    from firestore_outbox.relay.read.aggregates import Aggregates
     from firestore_outbox.relay.store import LeaseStore
 
 logger = logging.getLogger("firestore_outbox.relay")

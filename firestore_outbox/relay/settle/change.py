@@ -1,7 +1,7 @@
 """One lease's settle: the conditional write its publish result becomes (`settle_change`),
 and how the write's outcome is counted (`count_settled`).
 
-The settler (`firestore_outbox.relay.settling.settler`) batches these into group commits; what each
+The settler (`firestore_outbox.relay.settle.settler`) batches these into group commits; what each
 settle writes is decided here, per lease, from the fields `firestore_outbox.relay.transitions`
 computes.
 """
@@ -16,7 +16,7 @@ from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.publishers.base import Outcome, PublishResult, error_class
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.held_event import Lease, Settled
+from firestore_outbox.relay.lease import Lease, Settled
 from firestore_outbox.relay.outcomes import count_refused
 from firestore_outbox.relay.summary import Count, Tally
 from firestore_outbox.relay.transitions import one_write_settlement, settlement
@@ -43,7 +43,7 @@ def settle_change(
             lease.attempt, result, config, instance=instance, now=now, rng=rng
         )
         # What the lease's change carries (healing an event found without a partition,
-        # `firestore_outbox.relay.partitioned.unhealed`) goes in the same write.
+        # `firestore_outbox.relay.read.unhealed`) goes in the same write.
         fields = {**(lease.change.fields or {}), **fields}
     else:
         kind, fields = settlement(lease.attempt, result, config, now=now, rng=rng)

@@ -9,7 +9,7 @@ Firestore limits to about 500 writes/s):
 
 Events written before partitions existed, or by another producer, have no `partition` (or
 no `sequence`) and match neither; nor do events written with a larger `RELAY_PARTITIONS`.
-Like `firestore_outbox.relay.unscheduled`, counts at one read time tell whether there are any
+Like `firestore_outbox.relay.read.unscheduled`, counts at one read time tell whether there are any
 (the `PENDING` events, and those of each chunk of 30 partitions: the normal case costs one
 aggregation more than there are chunks); only then are they found in document-name order and
 healed: one conditional write each sets `partition`, `sequence` 0 and, when missing,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from firestore_outbox.fields import CREATED_AT, STATUS
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.partitions import PARTITION, SEQUENCE
-from firestore_outbox.relay.partitioned.scan import (
+from firestore_outbox.relay.read.scan import (
     heal_change,
     needs_heal,
     open_query,

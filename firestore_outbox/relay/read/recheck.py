@@ -38,17 +38,17 @@ from google.cloud.firestore import FieldFilter
 
 from firestore_outbox.fields import CREATED_AT
 from firestore_outbox.firestore.reads import counter, read_retrying
-from firestore_outbox.relay.partitioned.scan import open_events
+from firestore_outbox.relay.read.scan import open_events
 from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.partitioned.claims import PartitionLeases
-    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
-    from firestore_outbox.relay.partitioned.page_reads import PageReads
-    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.claim.partition_claims import PartitionLeases
+    from firestore_outbox.relay.claim.partition_leases import HeldPartition
+    from firestore_outbox.relay.publish.pipeline import Pipeline
+    from firestore_outbox.relay.read.page_reads import PageReads
     from firestore_outbox.relay.store import LeaseStore
 
 _rng = random.Random()

@@ -1,7 +1,7 @@
 """`Relay`: lease due events in batches, publish them in parallel, settle each one.
 
 One `run()` drains: it keeps leasing batches until no event is due, its time budget runs
-out, or the channel is broken (the circuit breaker, `firestore_outbox.relay.breaker`). Every event's
+out, or the channel is broken (the circuit breaker, `firestore_outbox.relay.publish.breaker`). Every event's
 life is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`, and every arrow is a
 conditional write (see `firestore_outbox.relay.store`). Every comparison with a server timestamp
 uses Firestore's clock (`firestore_outbox.firestore.clock`), never this machine's. The pipeline a
@@ -27,18 +27,17 @@ from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import checked_partitions
 from firestore_outbox.publishers.base import Publisher
 from firestore_outbox.publishers.registry import publisher_for
-from firestore_outbox.relay.attempts import Attempts
+from firestore_outbox.relay.claim.partition_claims import PartitionLeases
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.heartbeat import Heartbeat
-from firestore_outbox.relay.held_event import OnSettled
-from firestore_outbox.relay.partitioned.claims import PartitionLeases
-from firestore_outbox.relay.partitioned.drain import PartitionDrain
-from firestore_outbox.relay.partitioned.mode_records import ModeRecords, ModeTaken
-from firestore_outbox.relay.partitioned.settings import LeaseMode
-from firestore_outbox.relay.per_event.delivering import deliver_batch, open_pipeline, ramp_governor
-from firestore_outbox.relay.per_event.drain import drain_due
-from firestore_outbox.relay.pipeline import Pipeline
+from firestore_outbox.relay.lease import OnSettled
+from firestore_outbox.relay.partition_settings import LeaseMode
+from firestore_outbox.relay.publish.attempts import Attempts
+from firestore_outbox.relay.publish.pipeline import Pipeline, open_pipeline, ramp_governor
 from firestore_outbox.relay.ramp import RampGovernor
+from firestore_outbox.relay.run.event_drain import deliver_batch, drain_due
+from firestore_outbox.relay.heartbeat import Heartbeat
+from firestore_outbox.relay.run.mode_records import ModeRecords, ModeTaken
+from firestore_outbox.relay.run.partition_drain import PartitionDrain
 from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.summary import (
     Count,

@@ -58,7 +58,7 @@ from firestore_outbox.firestore.clock import ClockNotSet
 if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
-    from firestore_outbox.relay.partitioned.settings import LeaseMode
+    from firestore_outbox.relay.partition_settings import LeaseMode
     from firestore_outbox.relay.store import LeaseStore
 
 logger = logging.getLogger("firestore_outbox.relay")

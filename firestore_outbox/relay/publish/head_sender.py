@@ -1,5 +1,5 @@
 """`HeadSender`: the partitioned relay's publishing side. It takes the heads of the
-aggregates read (`firestore_outbox.relay.partitioned.aggregates`), decides for each whether it goes
+aggregates read (`firestore_outbox.relay.read.aggregates`), decides for each whether it goes
 now (`take_head`: a lease to publish it under, with no write, since holding the partition is
 the lease; or a reason it does not), hands it to the publishing pool and, once published,
 lets the aggregate's next event go and the settler settle this one."""
@@ -25,20 +25,20 @@ from firestore_outbox.fields import (
 from firestore_outbox.firestore.cas import Change
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.partitions import HELD
-from firestore_outbox.relay.held_event import Lease
-from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
-from firestore_outbox.relay.partitioned.scan import heal_fields, needs_heal
-from firestore_outbox.relay.partitioned.settings import FailedHead
-from firestore_outbox.relay.pipeline import outcome_of
+from firestore_outbox.relay.lease import Lease
+from firestore_outbox.relay.partition_settings import FailedHead
+from firestore_outbox.relay.publish.pipeline import outcome_of
+from firestore_outbox.relay.read.aggregates import Aggregates, goes_on
+from firestore_outbox.relay.read.scan import heal_fields, needs_heal
 from firestore_outbox.relay.summary import Count, StopReason
 from firestore_outbox.relay.transitions import Planned, plan_lease
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.attempts import Attempts
+    from firestore_outbox.relay.claim.partition_leases import HeldPartition
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
-    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.publish.attempts import Attempts
+    from firestore_outbox.relay.publish.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
 logger = logging.getLogger("firestore_outbox.relay.core")
@@ -205,7 +205,7 @@ def take_head(
     leased_at: float,
 ) -> Head:
     """`document` at Firestore's `now`; `leased_at` (monotonic) is when the partition's lease
-    was written, which bounds the publish (`firestore_outbox.relay.attempts`)."""
+    was written, which bounds the publish (`firestore_outbox.relay.publish.attempts`)."""
     data = document.to_dict() or {}
     lock = datetime.timedelta(seconds=config.lock_timeout_seconds)
     due_at, updated_at = data.get(NEXT_ATTEMPT_AT), data.get(UPDATED_AT)

@@ -1,9 +1,9 @@
 """`Lease`: an outbox event this relay holds until it is settled, and `OnSettled`, how a
 caller hears how each one ended.
 
-Leasing (`firestore_outbox.relay.per_event.drain`, `firestore_outbox.relay.partitioned.drain`)
+Leasing (`firestore_outbox.relay.per_event.drain`, `firestore_outbox.relay.run.partition_drain`)
 makes them, the publishing pool sends them
-and the settler (`firestore_outbox.relay.settling.settler`) settles them; they live apart from all
+and the settler (`firestore_outbox.relay.settle.settler`) settles them; they live apart from all
 three so that each can name them without importing the others.
 """
 
@@ -46,7 +46,7 @@ class Lease:
     change: Change
     leased_at: float  # monotonic time just before the lease was written
     attempt: int
-    # Read under a partition lease (`firestore_outbox.relay.partitioned.drain`): no lease write came
+    # Read under a partition lease (`firestore_outbox.relay.run.partition_drain`): no lease write came
     # before, so the settle is the event's one write, and an event never sent needs no write at
     # all.
     one_write: bool = False

@@ -15,9 +15,9 @@
     elsewhere, beside the drain (`survey.after_first_page`)
 
 No event is leased by a write: holding the partition is the lease
-(`firestore_outbox.relay.partitioned.claims`; a run's claims, renewals and releases:
+(`firestore_outbox.relay.claim.partition_claims`; a run's claims, renewals and releases:
 `holdings`), and the settle's precondition refuses a late settle after the partition was lost.
-Order within an aggregate is kept in memory (`firestore_outbox.relay.partitioned.aggregates`).
+Order within an aggregate is kept in memory (`firestore_outbox.relay.read.aggregates`).
 """
 
 from __future__ import annotations
@@ -29,17 +29,17 @@ from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from firestore_outbox.relay.claim.holdings import Holdings
+from firestore_outbox.relay.claim.nudged import NudgedStart, start_nudged
+from firestore_outbox.relay.claim.partition_claims import PartitionLeases
+from firestore_outbox.relay.claim.partition_leases import HeldPartition
 from firestore_outbox.relay.fan_out import wanted
-from firestore_outbox.relay.partitioned.aggregates import Aggregates
-from firestore_outbox.relay.partitioned.claims import PartitionLeases
-from firestore_outbox.relay.partitioned.head_sender import HeadSender
-from firestore_outbox.relay.partitioned.holdings import Holdings
-from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
-from firestore_outbox.relay.partitioned.nudged import NudgedStart, start_nudged
-from firestore_outbox.relay.partitioned.page_reads import PageReads
-from firestore_outbox.relay.partitioned.recheck import recheck
-from firestore_outbox.relay.partitioned.settings import FailedHead
-from firestore_outbox.relay.partitioned.survey import (
+from firestore_outbox.relay.partition_settings import FailedHead
+from firestore_outbox.relay.publish.head_sender import HeadSender
+from firestore_outbox.relay.read.aggregates import Aggregates
+from firestore_outbox.relay.read.page_reads import PageReads
+from firestore_outbox.relay.read.recheck import recheck
+from firestore_outbox.relay.read.survey import (
     Survey,
     after_first_page,
     find_more,
@@ -49,11 +49,11 @@ from firestore_outbox.relay.partitioned.survey import (
 from firestore_outbox.relay.summary import Count, StopReason
 
 if TYPE_CHECKING:
-    from firestore_outbox.relay.attempts import Attempts
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.fan_out import FanOut
-    from firestore_outbox.relay.partitioned.unhealed import Unhealed
-    from firestore_outbox.relay.pipeline import Pipeline
+    from firestore_outbox.relay.publish.attempts import Attempts
+    from firestore_outbox.relay.publish.pipeline import Pipeline
+    from firestore_outbox.relay.read.unhealed import Unhealed
     from firestore_outbox.relay.store import LeaseStore
 
 
@@ -324,7 +324,7 @@ class PartitionDrain:
         pages: ThreadPoolExecutor,
     ) -> bool:
         """With nudges on, read the partitions just released once more; those claimed
-        again (`firestore_outbox.relay.partitioned.recheck`) join `held`."""
+        again (`firestore_outbox.relay.read.recheck`) join `held`."""
         released = [p for p in released if p not in reads.unread]  # those not drained
         if not released or not self._config.recheck_released:
             return False

@@ -3,7 +3,7 @@ with the backlog: one read of a few open events (all an idle outbox costs; with 
 open, which partitions have none, so they are not claimed for nothing; which partitions have
 some, so the first claim can read their pages while it claims), and whether any of those
 need healing (then the events without a usable partition are found, to be delivered and
-healed in their settles: `firestore_outbox.relay.partitioned.unhealed`). Which aggregates
+healed in their settles: `firestore_outbox.relay.read.unhealed`). Which aggregates
 are held (`read_held`) is asked once there is something to deliver, with the first claim.
 
 Nothing here counts the backlog: a run delivers from its first page before anything that
@@ -25,13 +25,13 @@ from firestore_outbox.firestore.reads import counter, read_retrying
 from firestore_outbox.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.outcomes import count_refused
-from firestore_outbox.relay.partitioned.scan import (
+from firestore_outbox.relay.read.scan import (
     Healed,
     heal_unpartitioned,
     needs_heal,
     open_query,
 )
-from firestore_outbox.relay.partitioned.unhealed import Unhealed, find_unhealed
+from firestore_outbox.relay.read.unhealed import Unhealed, find_unhealed
 from firestore_outbox.relay.summary import Count, Tally
 
 if TYPE_CHECKING:
@@ -116,8 +116,7 @@ def read_held(store: LeaseStore, *, until: float, tally: Tally) -> Held:
 
 
 def find_more(store: LeaseStore, config: RelayConfig, tally: Tally) -> Unhealed:
-    """Find the events without a usable partition (`firestore_outbox.relay.partitioned.
-    unhealed`), counting them into `tally`; a run that has delivered what one scan found
+    """Find the events without a usable partition (`relay.read.unhealed`), counting them into `tally`; a run that has delivered what one scan found
     looks again while the last look found some and stopped at its limit."""
     found = find_unhealed(store, config.partitions.count, scan_limit=UNHEALED_SCAN_LIMIT)
     _tally_heal(tally, Healed(found.found, 0, found.parked, found.refused))

@@ -1,19 +1,28 @@
-"""What one drain works with: the publishing pool, the settler, the count of leased events
-not settled yet, the run's deadline and the channel's circuit breaker."""
+"""What one drain works with (`Pipeline`): the publishing pool, the settler, the count of
+leased events not settled yet, the run's deadline and the channel's circuit breaker; how it
+is opened (`open_pipeline`), and the ramp governor that paces it (`ramp_governor`).
+
+`Relay.pipeline()` is `open_pipeline` bound to a relay's store and configuration.
+"""
 
 from __future__ import annotations
 
+import random
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from firestore_outbox.publishers.base import PublishResult
-from firestore_outbox.relay.attempts import retry_for_bug
-from firestore_outbox.relay.breaker import Breaker
-from firestore_outbox.relay.held_event import Lease
-from firestore_outbox.relay.ramp import RampGovernor
-from firestore_outbox.relay.settling.settler import Settler
+from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.relay.lease import Lease, OnSettled
+from firestore_outbox.relay.publish.attempts import retry_for_bug
+from firestore_outbox.relay.publish.breaker import Breaker
+from firestore_outbox.relay.ramp import RampGovernor, RampSchedule
+from firestore_outbox.relay.settle.settler import Settler
+from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.summary import Tally
 
 
@@ -78,3 +87,47 @@ def outcome_of(published: Future[PublishResult | None], lease: Lease) -> Publish
             # The class only: its message may hold what the publisher's errors are masked for.
             error=f"the attempt raised {type(exc).__name__}",
         )
+
+
+def ramp_governor(config: RelayConfig) -> RampGovernor:
+    """A governor for `RELAY_RAMP=on` whose ramp starts now. The invocations a fan-out
+    starts may run at once, so each takes an equal share of the rule's rate."""
+    schedule = RampSchedule(
+        started_at=time.time(),
+        initial_rate=float(config.ramp.rate),
+        step_seconds=config.ramp.step_seconds,
+    )
+    return RampGovernor(schedule, share=1 / (1 + config.fan_out.max))
+
+
+@contextmanager
+def open_pipeline(
+    store: LeaseStore,
+    config: RelayConfig,
+    rng: random.Random,
+    *,
+    deadline: float,
+    instance: str,
+    tally: Tally,
+    ramp: RampGovernor | None,
+    on_settled: OnSettled | None = None,
+) -> Iterator[Pipeline]:
+    """A publishing pool and a settler: see `Relay.pipeline()`. `ramp` (if any) paces the
+    settler's writes and the drain's reads."""
+    in_flight = InFlight()
+    settler = Settler(
+        store,
+        config,
+        rng,
+        in_flight.release,
+        instance=instance,
+        deadline=deadline,
+        on_settled=on_settled,
+        ramp=ramp,
+    )
+    breaker = Breaker(config.breaker_threshold, instance)
+    try:
+        with settler, ThreadPoolExecutor(config.concurrency, "relay-publish") as pool:
+            yield Pipeline(pool, settler, in_flight, deadline, instance, tally, breaker, ramp)
+    finally:
+        tally.update(settler.tally)

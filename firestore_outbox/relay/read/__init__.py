@@ -1,0 +1,1 @@
+"""Reading: the queries for open and due events, pages in aggregate order, healing."""
