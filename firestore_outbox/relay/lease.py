@@ -1,11 +1,10 @@
-"""`Lease`: an outbox event this relay holds until it is settled, and `OnSettled`, how a
-caller hears how each one ended.
+"""`Lease`: an outbox event this relay has claimed, from its claim until it is settled, and
+`OnSettled`, how a caller hears how each one ended.
 
-Leasing (`firestore_outbox.relay.per_event.drain`, `firestore_outbox.relay.run.partition_drain`)
-makes them, the publishing pool sends them
-and the settler (`firestore_outbox.relay.settle.settler`) settles them; they live apart from all
-three so that each can name them without importing the others.
-"""
+Claiming makes them (`relay.claim.event_lease` by a write, `relay.publish.head_sender` under a
+partition lease), the publishing pool sends them and the settler (`relay.settle.settler`)
+settles them; they live below all three so that each can name them without importing the
+others."""
 
 from __future__ import annotations
 
@@ -40,15 +39,15 @@ class Settled(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Lease:
-    """An event this relay holds: settle it only if it is still at `change`'s update time."""
+    """An event this relay has claimed: settle it only if it is still at `change`'s update
+    time."""
 
     event: OutboxEvent
     change: Change
     leased_at: float  # monotonic time just before the lease was written
     attempt: int
-    # Read under a partition lease (`firestore_outbox.relay.run.partition_drain`): no lease write came
-    # before, so the settle is the event's one write, and an event never sent needs no write at
-    # all.
+    # Read under a partition lease: no lease write came before, so the settle is the event's
+    # one write, and an event never sent needs no write at all.
     one_write: bool = False
     # The monotonic time its partition's lease now runs to, renewals included (None: the
     # lease runs `RELAY_LOCK_TIMEOUT_SECONDS` from `leased_at`). An event waiting in the

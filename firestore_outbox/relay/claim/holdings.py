@@ -25,7 +25,7 @@ from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.claim.partition_claims import PartitionLeases
-    from firestore_outbox.relay.claim.partition_leases import HeldPartition
+    from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.publish.pipeline import Pipeline
     from firestore_outbox.relay.read.aggregates import Aggregates
@@ -65,7 +65,7 @@ class Holdings:
         self._more_held, self._held_counted_at = held.more, held.at
         self._aggregates.block(held.aggregates)
 
-    def claim(self, run: Pipeline, visited: set[int]) -> list[HeldPartition]:
+    def claim(self, run: Pipeline, visited: set[int]) -> list[ClaimedPartition]:
         """Claim up to a claim's worth of partitions not in `visited` (which grows)."""
         claimed = self._leases.claim(
             run.instance,
@@ -78,7 +78,7 @@ class Holdings:
         self.note_claimed(run, claimed)
         return claimed
 
-    def note_claimed(self, run: Pipeline, claimed: list[HeldPartition]) -> None:
+    def note_claimed(self, run: Pipeline, claimed: list[ClaimedPartition]) -> None:
         """Count `claimed`, and block the aggregates held there that the run's look at
         held events may have missed (`_held_since_counted`)."""
         self.claimed_at.update((h.partition, h.update_time) for h in claimed)
@@ -93,7 +93,7 @@ class Holdings:
                 )
                 self._aggregates.block(str(d.get(AGGREGATE_ID)) for d in found)
 
-    def _held_since_counted(self, held: HeldPartition) -> bool:
+    def _held_since_counted(self, held: ClaimedPartition) -> bool:
         """Whether another holder may have held an aggregate in `held`'s partition after
         the run counted none: only a partition's holder settles an event FAILED, so only a
         lease written since the count, or taken over from a holder, can hide one (a run
@@ -106,7 +106,7 @@ class Holdings:
             return False  # created by this relay since: never held by anyone
         return before.expires is not None or before.update_time > self._held_counted_at
 
-    def renew(self, run: Pipeline, held: list[HeldPartition]) -> list[HeldPartition]:
+    def renew(self, run: Pipeline, held: list[ClaimedPartition]) -> list[ClaimedPartition]:
         """Renew the leases of `held` that are due; those still held (the others are
         lost: their settles would be refused)."""
         renewed = self._leases.renew_due(held, run.instance)
@@ -115,7 +115,7 @@ class Holdings:
         return renewed
 
     def release(
-        self, held: dict[int, HeldPartition], done: list[int], *, unsettled_too: bool = False
+        self, held: dict[int, ClaimedPartition], done: list[int], *, unsettled_too: bool = False
     ) -> list[int]:
         """Release the partitions in `done` with nothing read left unsettled (all of them
         with `unsettled_too`: the run ends), taking them out of `held`; those released.

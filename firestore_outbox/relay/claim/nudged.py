@@ -43,7 +43,7 @@ from firestore_outbox.relay.read.survey import Held, read_held
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
     from firestore_outbox.relay.claim.partition_claims import PartitionLeases
-    from firestore_outbox.relay.claim.partition_leases import HeldPartition
+    from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
     from firestore_outbox.relay.store import LeaseStore
     from firestore_outbox.relay.summary import Tally
 
@@ -55,7 +55,7 @@ class NudgedStart:
     may be older than the claim shows, to read again), and the held aggregates (`held`)."""
 
     mode_ok: bool = True
-    claimed: list[HeldPartition] = field(default_factory=list)
+    claimed: list[ClaimedPartition] = field(default_factory=list)
     pages: dict[int, Future[list[Found] | None]] = field(default_factory=dict)
     held: Held = field(default_factory=Held)
 
@@ -71,7 +71,7 @@ def start_nudged(
     holds: bool,
     reader: ThreadPoolExecutor,
     nudged: bool = True,
-    claimed: Callable[[list[HeldPartition]], None],
+    claimed: Callable[[list[ClaimedPartition]], None],
     until: float,
     tally: Tally,
 ) -> NudgedStart:
@@ -93,7 +93,7 @@ def start_nudged(
             pool.submit(read_held, store, until=until, tally=tally) if holds else None
         )
 
-        def claim() -> list[HeldPartition]:
+        def claim() -> list[ClaimedPartition]:
             if nudged:
                 return leases.claim_nudged(
                     instance,
@@ -125,7 +125,7 @@ def _may_have_events(page: Future[tuple[list[Found], datetime.datetime | None]])
 
 
 def _checked(
-    read: Future[tuple[list[Found], datetime.datetime | None]], held: HeldPartition
+    read: Future[tuple[list[Found], datetime.datetime | None]], held: ClaimedPartition
 ) -> Future[list[Found] | None]:
     """`read`'s page once it is in, if it is the partition's truth for `held`'s claim (see
     the module); else None (read it again)."""

@@ -27,7 +27,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from firestore_outbox.relay.claim.partition_leases import (
-    HeldPartition,
+    ClaimedPartition,
     KnownLease,
     PartitionLeaseWrites,
     create_free,
@@ -49,7 +49,7 @@ class PartitionLeases(PartitionLeaseWrites):
         skip: Iterable[int] = (),
         rng: random.Random,
         drained_since: datetime.datetime | None = None,
-    ) -> list[HeldPartition]:
+    ) -> list[ClaimedPartition]:
         """Claim up to `want` free or expired partitions not in `skip`, looking from a
         random partition on so concurrent invocations spread out; those claimed. Only
         when every partition is held by others (or skipped) is the answer empty: one that
@@ -78,7 +78,7 @@ class PartitionLeases(PartitionLeaseWrites):
         named = sorted(set(partitions))
         self._look(named if again else [n for n in named if n not in self._known])
 
-    def claim_named(self, holder: str, partitions: Iterable[int]) -> list[HeldPartition]:
+    def claim_named(self, holder: str, partitions: Iterable[int]) -> list[ClaimedPartition]:
         """A nudge's claim (after `read_named`): those of `partitions` free or surely
         expired, with one write; those claimed, each with `claimed_from`. One held by
         another invocation is left to it: its re-check before release finds the event."""
@@ -94,8 +94,8 @@ class PartitionLeases(PartitionLeaseWrites):
         *,
         beside: Executor,
         with_events: Callable[[list[int]], list[int]],
-        claimed: Callable[[list[HeldPartition]], None],
-    ) -> list[HeldPartition]:
+        claimed: Callable[[list[ClaimedPartition]], None],
+    ) -> list[ClaimedPartition]:
         """A nudge's claim of `partitions` (`claimed` hears each part as it lands): those
         this relay knows free (its own release, most often) claimed at once by what it
         knows, on `beside`, while one read of all of them goes out; the others, and those
@@ -168,7 +168,7 @@ class PartitionLeases(PartitionLeaseWrites):
                 break
         return free
 
-    def _hold_known(self, free: dict[int, KnownLease], holder: str) -> list[HeldPartition]:
+    def _hold_known(self, free: dict[int, KnownLease], holder: str) -> list[ClaimedPartition]:
         """Claim `free` by the update times known of them; those claimed, `claimed_from`
         what was known."""
         held = self._hold([(n, known.update_time) for n, known in free.items()], holder)

@@ -122,7 +122,7 @@ RENEW_WHEN_LEFT = 0.6
 
 
 @dataclass(frozen=True)
-class HeldPartition:
+class ClaimedPartition:
     """A partition this invocation holds: its lease document's update time (for the next
     conditional write) and the monotonic time until which the lease is surely its own;
     after a claim, the lease as it was just before (`claimed_from`: what another holder
@@ -150,25 +150,25 @@ class PartitionLeaseWrites:
         # was last released drained (None: not known to be), as last read or written here.
         self._known: dict[int, KnownLease] = {}
 
-    def renew(self, held: Sequence[HeldPartition], holder: str) -> list[HeldPartition]:
+    def renew(self, held: Sequence[ClaimedPartition], holder: str) -> list[ClaimedPartition]:
         """Extend the leases still held; a lease lost meanwhile is left out of the answer."""
         return self._hold([(h.partition, h.update_time) for h in held], holder)
 
-    def renew_due(self, held: Sequence[HeldPartition], holder: str) -> list[HeldPartition]:
+    def renew_due(self, held: Sequence[ClaimedPartition], holder: str) -> list[ClaimedPartition]:
         """`renew()` once a lease is due for it (`renewal_due`: follow mode, long budgets),
         else `held` as it is."""
         if not self.renewal_due(held):
             return list(held)
         return self.renew(held, holder)
 
-    def renewal_due(self, held: Iterable[HeldPartition]) -> bool:
+    def renewal_due(self, held: Iterable[ClaimedPartition]) -> bool:
         """Whether a lease in `held` has `RENEW_WHEN_LEFT` of its time or less left. A drain
         busy publishing asks this without a Firestore call, so that it comes back to renew in
         time: a lease left to run out stops its deliveries (each must end before it)."""
         now = time.monotonic()
         return any(h.valid_until - now <= self.duration * RENEW_WHEN_LEFT for h in held)
 
-    def release(self, held: Sequence[HeldPartition], *, drained: bool = False) -> None:
+    def release(self, held: Sequence[ClaimedPartition], *, drained: bool = False) -> None:
         """Free the leases at once (a lease lost meanwhile is left as its new holder has it).
         `drained`: everything read from them was settled and their last page came back
         short; the lease then says when (`drainedAt`), so that invocations that started
@@ -186,7 +186,7 @@ class PartitionLeaseWrites:
 
     def _hold(
         self, partitions: Sequence[tuple[int, datetime.datetime]], holder: str
-    ) -> list[HeldPartition]:
+    ) -> list[ClaimedPartition]:
         if not partitions:
             return []
         sent_at = time.monotonic()
@@ -200,7 +200,7 @@ class PartitionLeaseWrites:
         held = []
         for (n, _), written in zip(partitions, self._store.write(changes), strict=True):
             if written.applied and written.update_time is not None:
-                held.append(HeldPartition(n, written.update_time, sent_at + self.duration))
+                held.append(ClaimedPartition(n, written.update_time, sent_at + self.duration))
                 self._known[n] = KnownLease(written.update_time, expires, None)
             else:
                 self._known.pop(n, None)

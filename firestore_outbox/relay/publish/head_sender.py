@@ -35,7 +35,7 @@ from firestore_outbox.relay.transitions import Planned, plan_lease
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.claim.partition_leases import HeldPartition
+    from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.publish.attempts import Attempts
     from firestore_outbox.relay.publish.pipeline import Pipeline
@@ -68,7 +68,7 @@ class HeadSender:
     def deliver(
         self,
         run: Pipeline,
-        held: dict[int, HeldPartition],
+        held: dict[int, ClaimedPartition],
         *,
         more: Callable[[], bool],
         work: Callable[[], bool],
@@ -122,7 +122,7 @@ class HeadSender:
         self,
         run: Pipeline,
         key: str,
-        held: dict[int, HeldPartition],
+        held: dict[int, ClaimedPartition],
         partition: int,
         document: Found,
     ) -> Lease | None:
@@ -172,7 +172,7 @@ class HeadSender:
             )
 
 
-def _expiry(held: dict[int, HeldPartition], taken: HeldPartition) -> Callable[[], float]:
+def _expiry(held: dict[int, ClaimedPartition], taken: ClaimedPartition) -> Callable[[], float]:
     """Until when the partition of a head taken under `taken` is held, asked when its
     publish starts: the drain renews `held` meanwhile (a head waiting for a publishing
     thread was refused once the lease it was taken under ran short, though renewed). A

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from firestore_outbox.firestore.raw import Found
     from firestore_outbox.relay.claim.partition_claims import PartitionLeases
-    from firestore_outbox.relay.claim.partition_leases import HeldPartition
+    from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
     from firestore_outbox.relay.publish.pipeline import Pipeline
     from firestore_outbox.relay.read.page_reads import PageReads
     from firestore_outbox.relay.store import LeaseStore
@@ -63,7 +63,7 @@ def recheck(
     pages: ThreadPoolExecutor,
     claimed_at: dict[int, datetime.datetime],
     hand_off: Callable[[frozenset[int]], object] | None = None,
-) -> list[HeldPartition]:
+) -> list[ClaimedPartition]:
     """Read each partition just `released` drained once more (at once, on the `pages`
     pool); claim again those with an event this run did not read, to read on there, or,
     with `hand_off`, nudge them (`hand_off(partitions)`) and claim nothing."""

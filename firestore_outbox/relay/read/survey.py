@@ -116,8 +116,9 @@ def read_held(store: LeaseStore, *, until: float, tally: Tally) -> Held:
 
 
 def find_more(store: LeaseStore, config: RelayConfig, tally: Tally) -> Unhealed:
-    """Find the events without a usable partition (`relay.read.unhealed`), counting them into `tally`; a run that has delivered what one scan found
-    looks again while the last look found some and stopped at its limit."""
+    """Find the events without a usable partition (`relay.read.unhealed`), counting them
+    into `tally`; a run that has delivered what one scan found looks again while the last
+    look found some and stopped at its limit."""
     found = find_unhealed(store, config.partitions.count, scan_limit=UNHEALED_SCAN_LIMIT)
     _tally_heal(tally, Healed(found.found, 0, found.parked, found.refused))
     return found

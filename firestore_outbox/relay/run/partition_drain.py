@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from firestore_outbox.relay.claim.holdings import Holdings
 from firestore_outbox.relay.claim.nudged import NudgedStart, start_nudged
 from firestore_outbox.relay.claim.partition_claims import PartitionLeases
-from firestore_outbox.relay.claim.partition_leases import HeldPartition
+from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partition_settings import FailedHead
 from firestore_outbox.relay.publish.head_sender import HeadSender
@@ -115,7 +115,7 @@ class PartitionDrain:
         looked = survey(self._store, self._config, tally, until=run.deadline)
         if not looked.open_events:
             return StopReason.DRAINED
-        held: dict[int, HeldPartition] = {}
+        held: dict[int, ClaimedPartition] = {}
         self._holdings.visit_from_now()
         with ThreadPoolExecutor(1, "relay-backlog") as beside:
             if looked.backlog:  # counts and healing wait for the first page, then go beside
@@ -152,7 +152,7 @@ class PartitionDrain:
 
     def _run_nudged(self, run: Pipeline) -> StopReason:
         """A nudge's run: its partitions only, started in two round trips (`nudged`)."""
-        held: dict[int, HeldPartition] = {}
+        held: dict[int, ClaimedPartition] = {}
         try:
             # A page query each for every partition the nudge names (up to all of them), at
             # once: with a claim's worth of threads, the rest of a 16-partition nudge waited.
@@ -176,7 +176,7 @@ class PartitionDrain:
     def _start(
         self,
         run: Pipeline,
-        held: dict[int, HeldPartition],
+        held: dict[int, ClaimedPartition],
         partitions: Collection[int],
         pages: ThreadPoolExecutor,
         *,
@@ -228,7 +228,7 @@ class PartitionDrain:
     def _drain(
         self,
         run: Pipeline,
-        held: dict[int, HeldPartition],
+        held: dict[int, ClaimedPartition],
         visited: set[int],
         pages: ThreadPoolExecutor,
         unhealed: Unhealed | None,
@@ -318,7 +318,7 @@ class PartitionDrain:
     def _recheck(
         self,
         run: Pipeline,
-        held: dict[int, HeldPartition],
+        held: dict[int, ClaimedPartition],
         released: list[int],
         reads: PageReads,
         pages: ThreadPoolExecutor,

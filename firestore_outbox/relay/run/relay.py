@@ -1,21 +1,19 @@
-"""`Relay`: lease due events in batches, publish them in parallel, settle each one.
+"""`Relay`: claim due outbox events, publish them in parallel, settle each one.
 
-One `run()` drains: it keeps leasing batches until no event is due, its time budget runs
-out, or the channel is broken (the circuit breaker, `firestore_outbox.relay.publish.breaker`). Every event's
-life is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`, and every arrow is a
-conditional write (see `firestore_outbox.relay.store`). Every comparison with a server timestamp
-uses Firestore's clock (`firestore_outbox.firestore.clock`), never this machine's. The pipeline a
-drain works with is opened and fed by `firestore_outbox.relay.per_event.delivering`; the run's
-summary is `firestore_outbox.relay.summary`'s.
+One `run()` drains: it keeps claiming until no event is due, its time budget runs out
+(`relay.run.ending`), or the channel is broken (the circuit breaker, `relay.publish.breaker`).
+Every event's life is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FAILED`, and
+every arrow is a conditional write (see `relay.store`). Every comparison with a server
+timestamp uses Firestore's clock (`firestore_outbox.firestore.clock`), never this machine's.
+The drain is `relay.run.partition_drain` (partition leases) or `relay.run.event_drain`
+(`RELAY_LEASES=event`); the pipeline it works with is `relay.publish.pipeline`'s.
 """
 
 from __future__ import annotations
 
 import random
 import threading
-import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -29,28 +27,18 @@ from firestore_outbox.publishers.base import Publisher
 from firestore_outbox.publishers.registry import publisher_for
 from firestore_outbox.relay.claim.partition_claims import PartitionLeases
 from firestore_outbox.relay.config import RelayConfig
+from firestore_outbox.relay.heartbeat import Heartbeat
 from firestore_outbox.relay.lease import OnSettled
 from firestore_outbox.relay.partition_settings import LeaseMode
 from firestore_outbox.relay.publish.attempts import Attempts
 from firestore_outbox.relay.publish.pipeline import Pipeline, open_pipeline, ramp_governor
 from firestore_outbox.relay.ramp import RampGovernor
+from firestore_outbox.relay.run.ending import Ending, budget_of, too_short
 from firestore_outbox.relay.run.event_drain import deliver_batch, drain_due
-from firestore_outbox.relay.heartbeat import Heartbeat
-from firestore_outbox.relay.run.mode_records import ModeRecords, ModeTaken
+from firestore_outbox.relay.run.mode_records import ModeRecords
 from firestore_outbox.relay.run.partition_drain import PartitionDrain
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.summary import (
-    Count,
-    RunStatus,
-    RunSummary,
-    StopReason,
-    Tally,
-    finish_summary,
-    firestore_error,
-    stalled,
-    starved,
-    waiting_for_mode,
-)
+from firestore_outbox.relay.summary import Count, RunSummary, StopReason, Tally
 from firestore_outbox.relay.transitions import bounded_instance_id
 
 if TYPE_CHECKING:
@@ -160,93 +148,36 @@ class Relay:
         Returns the summary; Firestore errors end the run with `status: error`, and whatever
         was leased and not settled is taken back later. A partition that is no whole number
         in `[0, RELAY_PARTITIONS)` is `InvalidInput`, before anything is read."""
-        started = time.monotonic()
-        budget = self.config.time_budget_seconds
-        if time_budget is not None and time_budget < budget:
-            budget = max(0.0, time_budget)
-        else:
-            budget_source = "RELAY_TIME_BUDGET_SECONDS"
-        deadline = started + budget
+        budget = budget_of(self.config, time_budget, budget_source)
         instance = bounded_instance_id(instance_id or uuid.uuid4().hex)
         if partitions is not None:
             partitions = checked_partitions(partitions, self.config.partitions.count)
-        # Whatever the run does past its budget (settles, releases, counts) ends within
-        # budget + Firestore timeout, the envelope the function's timeout is sized for.
-        envelope = deadline + self.config.firestore_timeout_seconds
-        if budget < self.config.attempt_seconds:  # no attempt could end in time: try none
-            summary = finish_summary(
-                Counter(),
-                instance,
-                started,
-                stopped_by=StopReason.BUDGET_TOO_SHORT,
-                error=stalled(budget, self.config.attempt_seconds, budget_source or "time_budget"),
-                status=RunStatus.ERROR,
-            )
+        envelope = budget.envelope(self.config)
+        if (summary := too_short(budget, self.config, instance)) is not None:
             self.heartbeat.beat(summary.to_json(), until=envelope)  # the watchdog hears of it
             return summary
+        ending = Ending(budget, instance, stop)
         with self._store.bounded(envelope):
-            summary = self._run(
-                started,
-                budget,
-                instance,
-                stop=stop,
-                fan_out=fan_out,
-                partitions=partitions,
-                hand_off=hand_off,
-            )
+            self._run(ending, fan_out=fan_out, partitions=partitions, hand_off=hand_off)
+        summary = ending.summary()
         # Never raises; at most every few seconds; within the envelope, after the run.
         self.heartbeat.beat(summary.to_json(), until=envelope)
         return summary
 
     def _run(
         self,
-        started: float,
-        budget: float,
-        instance: str,
+        ending: Ending,
         *,
-        stop: threading.Event | None,
         fan_out: bool,
         partitions: Collection[int] | None,
         hand_off: Callable[[frozenset[int]], object] | None,
-    ) -> RunSummary:
-        deadline = started + budget
-        tally: Tally = Counter()
-        stopped_by = StopReason.DRAINED
-        error: str | None = None
-        channel: str | None = None
-        channel_error: str | None = None
+    ) -> None:
+        """Drain with the configured lease mode; `ending` hears how the run went."""
+        deadline, instance, tally = ending.budget.deadline, ending.instance, ending.tally
         mode = self.config.partitions.leases
-        taken: list[ModeTaken] = []
 
         def take_mode() -> bool:  # False: a relay of the other lease mode may be draining
-            taken.append(self._mode.take(mode, budget + self.config.lock_timeout_seconds))
-            waiting, until = taken[-1].waiting_for, taken[-1].until
-            if waiting is not None and until is not None:
-                waiting_for_mode(tally, instance, waiting, until)
-            return waiting is None
-
-        def summary() -> RunSummary:
-            waited = taken[-1] if taken and taken[-1].waiting_for is not None else None
-            if starved(tally, stopped_by, error, stop):
-                return finish_summary(
-                    tally,
-                    instance,
-                    started,
-                    stopped_by=stopped_by,
-                    error="the time budget ran out before anything was published",
-                    status=RunStatus.ERROR,
-                )
-            return finish_summary(
-                tally,
-                instance,
-                started,
-                stopped_by=StopReason.MODE if waited else stopped_by,
-                error=error,
-                channel=channel,
-                channel_error=channel_error,
-                waiting_for=waited.waiting_for if waited else None,
-                mode_until=waited.until if waited else None,
-            )
+            return ending.take_mode(self._mode, mode, self.config.lock_timeout_seconds)
 
         try:
             if mode is LeaseMode.PARTITION:
@@ -257,7 +188,7 @@ class Relay:
                     self._attempts,
                     self.config,
                     self._rng,
-                    stop=stop,
+                    stop=ending.stop,
                     fan_out=self._fan_out() if fan_out and partitions is None else None,
                     take_mode=take_mode,
                     only=partitions,
@@ -266,28 +197,20 @@ class Relay:
                 with self.pipeline(
                     deadline, instance, tally, on_settled=drain.aggregates.settled
                 ) as pipeline:
-                    stopped_by = drain.run(pipeline)
+                    ending.stopped_by = drain.run(pipeline)
             elif take_mode():
                 with self.pipeline(deadline, instance, tally) as pipeline:
-                    stopped_by = drain_due(self, pipeline)
+                    ending.stopped_by = drain_due(self, pipeline)
             else:
-                return summary()
-            if not tally[Count.LEASED] and stopped_by is StopReason.DRAINED:
+                return
+            if not tally[Count.LEASED] and ending.stopped_by is StopReason.DRAINED:
                 self._ramp = None  # idle: the next backlog ramps up from the start again
-            if pipeline.breaker.error_class:  # also when it opened after the last lease
-                stopped_by, channel = StopReason.CHANNEL, pipeline.breaker.error_class
-                channel_error = pipeline.breaker.error
+            ending.broken(pipeline.breaker)
         except ReadBudgetSpent:  # a read failed after the budget: out of time, not broken
-            stopped_by = StopReason.BUDGET
+            ending.stopped_by = StopReason.BUDGET
         except google_exceptions.GoogleAPIError as exc:
-            error = firestore_error(exc, instance)
-        if taken and taken[-1].waiting_for is None:
-            # A clean run released its partitions and settled what it leased: it holds nothing.
-            self._mode.leave(
-                clean=error is None and not tally[Count.UNSETTLED],
-                shorten=partitions is not None,  # a nudged run: maybe a cold instance's last
-            )
-        return summary()
+            ending.failed(exc)
+        ending.leave(self._mode, nudged=partitions is not None)
 
     @contextmanager
     def pipeline(
