@@ -37,15 +37,13 @@ from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partition_settings import FailedHead
 from firestore_outbox.relay.publish.head_sender import HeadSender
 from firestore_outbox.relay.read.aggregates import Aggregates
-from firestore_outbox.relay.read.page_reads import PageReads
-from firestore_outbox.relay.read.recheck import recheck
 from firestore_outbox.relay.read.survey import (
     Survey,
     after_first_page,
-    find_more,
     read_held,
     survey,
 )
+from firestore_outbox.relay.run.page_loop import PageLoop
 from firestore_outbox.relay.summary import Count, StopReason
 
 if TYPE_CHECKING:
@@ -53,13 +51,10 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.fan_out import FanOut
     from firestore_outbox.relay.publish.attempts import Attempts
     from firestore_outbox.relay.publish.pipeline import Pipeline
-    from firestore_outbox.relay.read.unhealed import Unhealed
     from firestore_outbox.relay.store import LeaseStore
 
 
 _WAKE_SECONDS = 0.2
-# Events read and waiting, in pages of RELAY_BATCH_SIZE, before reading ahead pauses.
-READ_AHEAD = 4
 
 
 def _nothing() -> Future[None]:
@@ -115,7 +110,7 @@ class PartitionDrain:
         looked = survey(self._store, self._config, tally, until=run.deadline)
         if not looked.open_events:
             return StopReason.DRAINED
-        held: dict[int, ClaimedPartition] = {}
+        claimed: dict[int, ClaimedPartition] = {}
         self._holdings.visit_from_now()
         with ThreadPoolExecutor(1, "relay-backlog") as beside:
             if looked.backlog:  # counts and healing wait for the first page, then go beside
@@ -130,10 +125,10 @@ class PartitionDrain:
                     if run.ramp is None and looked.unhealed is None:
                         # a few partitions the survey saw events in: their pages read at once
                         first = self._start(
-                            run, held, self._first_claim(looked), pages, nudged=False
+                            run, claimed, self._first_claim(looked), pages, nudged=False
                         )
                         mode_ok = first.mode_ok
-                        visited.update(held)
+                        visited.update(claimed)
                     elif (mode_ok := self._take_mode()) and self._holds_failed:
                         self._holdings.hold(read_held(self._store, until=run.deadline, tally=tally))
                     if not mode_ok:
@@ -141,18 +136,20 @@ class PartitionDrain:
                     self._fan_out_few(run, looked)
                     if self._only is not None:  # a nudge: its partitions only
                         visited |= set(range(self._config.partitions.count)) - set(self._only)
-                    return self._drain(run, held, visited, pages, looked.unhealed, first=first)
+                    return self._page_loop().run(
+                        run, claimed, visited, pages, looked.unhealed, first=first
+                    )
             finally:
                 # Every settle lands (or gives up) before the partitions are released: the
                 # next holder must not find an event delivered here still PENDING.
                 self._settled(run)
-                self._holdings.release(held, list(held), unsettled_too=True)
+                self._holdings.release(claimed, list(claimed), unsettled_too=True)
                 if self._after is not None:  # none when no page came: nothing went out
                     self._after.result()  # its Firestore error ends the run
 
     def _run_nudged(self, run: Pipeline) -> StopReason:
         """A nudge's run: its partitions only, started in two round trips (`nudged`)."""
-        held: dict[int, ClaimedPartition] = {}
+        claimed: dict[int, ClaimedPartition] = {}
         try:
             # A page query each for every partition the nudge names (up to all of them), at
             # once: with a claim's worth of threads, the rest of a 16-partition nudge waited.
@@ -161,29 +158,29 @@ class PartitionDrain:
             named = min(len(self._only or ()), self._config.concurrency)
             readers = max(self._config.partitions.per_claim, named)
             with ThreadPoolExecutor(readers, "relay-pages") as pages:
-                start = self._start(run, held, self._only or (), pages)
+                start = self._start(run, claimed, self._only or (), pages)
                 if not start.mode_ok:
                     return StopReason.MODE
-                if not held:
+                if not claimed:
                     return StopReason.DRAINED
                 self._holdings.visit_from_now()
                 visited = set(range(self._config.partitions.count))  # nothing more is claimed
-                return self._drain(run, held, visited, pages, None, first=start)
+                return self._page_loop().run(run, claimed, visited, pages, None, first=start)
         finally:
             self._settled(run)
-            self._holdings.release(held, list(held), unsettled_too=True)
+            self._holdings.release(claimed, list(claimed), unsettled_too=True)
 
     def _start(
         self,
         run: Pipeline,
-        held: dict[int, ClaimedPartition],
+        claimed: dict[int, ClaimedPartition],
         partitions: Collection[int],
         pages: ThreadPoolExecutor,
         *,
         nudged: bool = True,
     ) -> NudgedStart:
         """Claim `partitions`, their first pages and the held aggregates read at once
-        (`nudged`); `held` hears the claim as soon as it lands."""
+        (`nudged`); `claimed` hears the claim as soon as it lands."""
         start = start_nudged(
             self._store,
             self._leases,
@@ -196,7 +193,7 @@ class PartitionDrain:
             until=run.deadline,
             tally=run.tally,
             nudged=nudged,
-            claimed=lambda taken: held.update((h.partition, h) for h in taken),
+            claimed=lambda taken: claimed.update((h.partition, h) for h in taken),
         )
         if start.mode_ok:
             self._holdings.hold(start.held)
@@ -225,126 +222,19 @@ class PartitionDrain:
             self._after = self._after_first_page()
         return self._after
 
-    def _drain(
-        self,
-        run: Pipeline,
-        held: dict[int, ClaimedPartition],
-        visited: set[int],
-        pages: ThreadPoolExecutor,
-        unhealed: Unhealed | None,
-        *,
-        first: NudgedStart | None = None,
-    ) -> StopReason:
-        """Claim, read and deliver in one loop, so that no round trip waits for another it
-        does not need: the pages of the partitions held are read at once; the next
-        partitions are claimed as soon as the ones held have no page left to read (while
-        their last events are still being published); a partition is released as soon as
-        every event read from it is settled. `held` is kept up to date for the caller."""
-        size = self._config.batch_size
-        reads = PageReads(self._store, self.aggregates, pages, size, unhealed)
-        if first is not None:  # a nudge's: its first pages read before the claim
-            for partition, page in first.pages.items():
-                reads.adopt(partition, page)
-        exhausted = False
-        healed = run.tally[Count.HEALED]  # when events without a partition were last looked for
-
-        def more() -> bool:  # anything left to read or claim
-            return bool(reads.open) or not exhausted
-
-        def work() -> bool:  # something for this loop: a lease to renew, a page, room to read
-            if reads.arrived() or self._leases.renewal_due(held.values()):
-                return True  # (publishing alone could hold this thread past the leases)
-            # Read ahead while what was read is being published, within a bound of memory:
-            # the next page of a partition held as soon as it came back (a page is a round
-            # trip or more away, longer than publishing half a batch takes across a cloud
-            # link); the next partitions only once fewer than half a batch is ready.
-            aggregates, size = self.aggregates, self._config.batch_size
-            if aggregates.waiting() >= READ_AHEAD * size:
-                return False
-            if reads.can_send():
-                return True
-            # (`2 * ready < size`, not `ready < size // 2`: with a batch of one, that was
-            # never true, and the drain claimed nothing until its budget ran out.)
-            return 2 * aggregates.ready() < size and not reads.open and not exhausted
-
-        while True:
-            if stop := self._stopping(run):
-                self._sender.wait_out()
-                return stop
-            renewed = self._holdings.renew(run, list(held.values()))
-            held.clear()
-            held.update((h.partition, h) for h in renewed)
-            reads.keep(held)
-            reads.take(run)
-            if run.tally[Count.BATCHES]:
-                self._start_after_first_page()
-            if work():  # few events left to publish: read on, or claim the next partitions
-                if not reads.open and not exhausted:
-                    claimed = self._holdings.claim(run, visited)
-                    exhausted = not claimed
-                    held.update((h.partition, h) for h in claimed)
-                    reads.start(h.partition for h in claimed)
-                reads.send(run)
-            reading = reads.open
-            self._aggregates_unread(reads)
-            released = self._holdings.release(held, [p for p in held if p not in reading])
-            self._recheck(run, held, released, reads, pages)
-            if not self._sender.deliver(run, held, more=more, work=work):
-                if self._config.recheck_released and held:
-                    # the last partitions: released and re-checked here
-                    if not self._settled(run):
-                        continue  # the run stops (the loop's first test says why)
-                    released = self._holdings.release(held, list(held), unsettled_too=True)
-                    if self._recheck(run, held, released, reads, pages):
-                        continue
-                if unhealed is None or not unhealed.more or run.tally[Count.HEALED] == healed:
-                    return StopReason.DRAINED
-                # Every partition visited, the events without one were more than a scan
-                # takes, and some of those found went (not all held, nor in partitions others
-                # hold): look again, and visit the partitions they belong in. Once every
-                # settle has landed and the partitions are released: the scan must not find
-                # an event sent and not yet settled (it is still PENDING without a partition).
-                if not self._settled(run):
-                    continue  # the run stops (the loop's first test says why)
-                self._holdings.release(held, list(held))
-                healed = run.tally[Count.HEALED]
-                unhealed = find_more(self._store, self._config, run.tally)
-                reads.heal(unhealed)
-                self._holdings.visit_from_now()
-                visited.update(range(self._config.partitions.count))
-                visited.difference_update(unhealed.partitions())
-                exhausted = False
-
-    def _recheck(
-        self,
-        run: Pipeline,
-        held: dict[int, ClaimedPartition],
-        released: list[int],
-        reads: PageReads,
-        pages: ThreadPoolExecutor,
-    ) -> bool:
-        """With nudges on, read the partitions just released once more; those claimed
-        again (`firestore_outbox.relay.read.recheck`) join `held`."""
-        released = [p for p in released if p not in reads.unread]  # those not drained
-        if not released or not self._config.recheck_released:
-            return False
-        again = recheck(
+    def _page_loop(self) -> PageLoop:
+        return PageLoop(
             self._store,
             self._leases,
-            run,
-            released,
-            reads,
-            pages,
-            self._holdings.claimed_at,
-            self._hand_off,
+            self._config,
+            self.aggregates,
+            self._sender,
+            self._holdings,
+            hand_off=self._hand_off,
+            stopping=self._stopping,
+            settled=self._settled,
+            first_page=self._start_after_first_page,
         )
-        held.update((h.partition, h) for h in again)
-        return bool(again)
-
-    def _aggregates_unread(self, reads: PageReads) -> None:
-        """Partitions given up unread are released as not drained (`Holdings.release`): a
-        run under way elsewhere must still claim them."""
-        self.aggregates.unsent.update(reads.unread)
 
     def _settled(self, run: Pipeline) -> bool:
         """Wait until every event sent is settled; False if the run stops first."""
