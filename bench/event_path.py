@@ -128,7 +128,7 @@ def trace_one(emulator: str, url: str, leases: str) -> dict[str, Any]:
         db = found.get_db_client(settings)
         with found.Relay(db, settings, config) as relay:
             if traced:
-                calls = record(lambda: relay.run(), package)  # noqa: B023
+                calls = record(lambda: relay.run(), package)
             else:
                 relay.run()
         db.close()

@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 from firestore_outbox.fields import PROCESSING_INSTANCE_ID
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
-from firestore_outbox.relay.outcomes import TRANSIENT_ERRORS, backoff_pause
+from firestore_outbox.relay.backoff import backoff_pause
+from firestore_outbox.relay.outcomes import TRANSIENT_ERRORS
 from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.summary import Count, Tally
 
