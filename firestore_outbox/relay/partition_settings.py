@@ -15,7 +15,7 @@ from firestore_outbox.partitions import DEFAULT_PARTITIONS, check_partitions
 
 class LeaseMode(str, enum.Enum):
     """What an invocation leases: partitions (`RELAY_LEASES=partition`, one write per event,
-    per-aggregate order) or single events (`RELAY_LEASES=event`, the leases of 0.2)."""
+    per-aggregate order) or single events (`RELAY_LEASES=event`, a lease write per event)."""
 
     PARTITION = "partition"
     EVENT = "event"
@@ -38,7 +38,7 @@ class FailedHead(str, enum.Enum):
 @dataclass(frozen=True, kw_only=True)
 class PartitionSettings:
     """`leases`: partition (invocations lease partitions and settle each event with one write)
-    or event (the per-event leases of 0.2, two writes per event, no order, kept to compare);
+    or event (per-event leases, two writes per event, no order, kept to compare);
     `count` partitions (`RELAY_PARTITIONS`), `per_claim` claimed at once
     (`RELAY_PARTITIONS_PER_CLAIM`), their leases in `collection`
     (`RELAY_PARTITION_COLLECTION`; None: `{OUTBOX_COLLECTION}_partitions`, see

@@ -123,7 +123,7 @@ class Holdings:
         aggregates = self._aggregates
         finished = [p for p in done if unsettled_too or not aggregates.open_in(p)]
         # A refused settle marks its partition lost, but another writer moving the event (a
-        # relay of 0.2, an operator) refuses it too while the lease is still ours: released
+        # per-event relay, an operator) refuses it too while the lease is still ours: released
         # like the others (the release is conditional: one taken over is left as it is), or
         # the partition would wait out the lease unread. Nothing says it was drained; nor
         # where an event was handed back unsent: a run that started before must still claim

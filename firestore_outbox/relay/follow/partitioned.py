@@ -13,9 +13,8 @@ The listener is watched as in per-event follow mode
 (`firestore_outbox.relay.follow.listener.Listener`): a stream
 that ended or failed in a loop is taken down and resubscribed with backoff, and a run that
 ends on a Firestore error waits out the same backoff, so an unreachable or frozen Firestore
-costs a few calls a minute and no CPU to speak of (before, the client's listener re-opened its
-stream in a tight loop: 44% of a core, measured by
-`tests/e2e/relay/test_follow_partitions_outage.py`).
+costs a few calls a minute and no CPU to speak of
+(`tests/e2e/relay/test_follow_partitions_outage.py`; the figures: docs/failure-catalog.md).
 """
 
 from __future__ import annotations

@@ -127,7 +127,7 @@ class HeadSender:
         document: Found,
     ) -> Lease | None:
         """The lease to publish `document` under, or None (the aggregate is then finished:
-        not due yet, still leased by a relay of 0.2, or parked as FAILED here)."""
+        not due yet, still under a per-event lease, or parked as FAILED here)."""
         head = take_head(
             document,
             now=self._store.clock.earliest(),
@@ -135,7 +135,7 @@ class HeadSender:
             instance=run.instance,
             leased_at=held[partition].valid_until - self._lease_seconds,
         )
-        run.tally[Count.RECLAIMED] += head.reclaim  # a lease of 0.2 that expired
+        run.tally[Count.RECLAIMED] += head.reclaim  # a per-event lease that expired
         if head.lag_ms is not None:
             run.tally[Count.LAG_MS] = max(run.tally[Count.LAG_MS], head.lag_ms)
         if head.park is not None:
@@ -187,8 +187,8 @@ def _expiry(held: dict[int, ClaimedPartition], taken: ClaimedPartition) -> Calla
 @dataclass(frozen=True)
 class Head:
     """`lease` to publish under; else `park` (fields that make it FAILED: it can never be
-    sent) or neither (not due yet, or still leased by a relay of 0.2). `lag_ms`: how long it
-    has been due; `reclaim`: it was under a lease of 0.2 that expired."""
+    sent) or neither (not due yet, or still under a per-event lease). `lag_ms`: how long it
+    has been due; `reclaim`: it was under a per-event lease that expired."""
 
     lease: Lease | None = None
     park: dict[str, Any] | None = None

@@ -13,7 +13,7 @@ A page query that fails for want of time or of Firestore (a timeout, `UNAVAILABL
 again from the same cursor, up to `READ_TRIES` times in all; a
 partition whose reads keep failing is given up for this run (`unread`): the drain releases it,
 not drained, once what was read from it is settled, and goes on with the others. One slow
-read no longer ends a run that other partitions' reads were feeding.
+read does not end a run that other partitions' reads are feeding.
 """
 
 from __future__ import annotations

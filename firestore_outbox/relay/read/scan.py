@@ -84,8 +84,8 @@ def count_unpartitioned(store: LeaseStore, partitions: int) -> int:
     another count): counts at one read time, all `PENDING` events and those of each chunk of
     30 partitions. Equalities only, so single-field indexes serve them (no composite led by
     `status`); `PENDING` only, one disjunction per partition, which is what the emulator's
-    time grows with (a `PROCESSING` event of a per-event relay got its partition in its lease
-    write; one of 0.2 is found by the survey's read or the scan)."""
+    time grows with (a `PROCESSING` event under a per-event lease got its partition in its lease
+    write, or is found by the survey's read or the scan)."""
     pending = FieldFilter(STATUS, "==", EventStatus.PENDING.value)
     total, read_time = store.count_at(store.collection.where(filter=pending), None)
     partitioned = sum(
@@ -187,7 +187,7 @@ def heal_change(document: Found, partitions: int) -> Change:
 
 def heal_fields(data: dict[str, Any], partition: int) -> dict[str, Any]:
     """What healing writes on an event that now belongs to `partition`. Not `updatedAt`:
-    healing is no state change, and a lease of 0.2 is timed by it."""
+    healing is no state change, and a per-event lease is timed by it."""
     fields: dict[str, Any] = {PARTITION: partition}
     sequence = data.get(SEQUENCE)
     fields[SEQUENCE] = sequence if isinstance(sequence, int) else 0
