@@ -1,23 +1,23 @@
 """`PartitionDrain`: one run of the partitioned relay.
 
-    read a few open events ── none: done (one read when idle)
+    read a few open events (`relay.read.survey`) ── none: done (one read when idle)
       └─ find events without a partition, if any ─ claim a few partitions that read saw
-         events in, reading their first pages meanwhile (`nudged`) ─────────────────────┐
+         events in, reading their first pages meanwhile (`relay.claim.nudged`) ──────────┐
          ┌─────────────────────────────────────────────────────────────────────────────┘
-         └─ read a page of each, all at once ─ publish aggregate heads (`head_sender`) ─
-            settle each with ONE write conditional on its read update time (an event found
+         └─ the page loop (`relay.run.page_loop`): read a page of each, all at once ─
+            publish aggregate heads (`relay.publish.head_sender`) ─ settle each with ONE
+            write conditional on its read update time (`relay.settle`; an event found
             without a partition is merged into its partition's pages, healed by its settle)
-            ─ next pages ...
-            ─ once none is left to read, claim the next few while the last events go out;
-            release each partition once everything read from it is settled; until every
-            partition was visited or the budget is spent
+            ─ next pages ... ─ once none is left to read, claim the next few while the last
+            events go out; release each partition once everything read from it is
+            settled; until every partition was visited or the budget is spent
     with a backlog, once the first page is in: count for fan-out (bounded) and heal events
-    elsewhere, beside the drain (`survey.after_first_page`)
+    elsewhere, beside the drain (`relay.read.survey.after_first_page`)
 
-No event is leased by a write: holding the partition is the lease
-(`firestore_outbox.relay.claim.partition_claims`; a run's claims, renewals and releases:
-`holdings`), and the settle's precondition refuses a late settle after the partition was lost.
-Order within an aggregate is kept in memory (`firestore_outbox.relay.read.aggregates`).
+No event is leased by a write: the partition's lease covers it (`relay.claim.partition_claims`;
+a run's claims, renewals and releases: `relay.claim.holdings`), and the settle's precondition
+refuses a late settle after the partition was lost. Order within an aggregate is kept in
+memory (`relay.read.aggregates`).
 """
 
 from __future__ import annotations
