@@ -18,7 +18,7 @@ call of `Relay.run()` to its return. Module bodies (`<module>`) are not calls of
 What is counted, on that sequence of calls, each named by its file:
 
 - files: distinct files entered; folders: distinct folders (the file's directory under
-  `firestore_outbox/`, `relay/partitioned`, `firestore`, `.` for the package root).
+  `firestore_outbox/`, `relay/read`, `firestore`, `.` for the package root).
 - calls, by folder: the folder of every call, consecutive repeats collapsed into one.
   folder moves: steps in that sequence (its length minus one). returns: steps into a
   folder the sequence has already left once (the call sequence comes back to it).
