@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import os
 import statistics
@@ -114,7 +115,8 @@ def trace_one(emulator: str, url: str, leases: str) -> dict[str, Any]:
     import workloads
 
     found = tree.load()
-    package = Path(found.where).resolve().parent.parent
+    top = importlib.import_module(found.Relay.__module__.split(".")[0])
+    package = Path(str(top.__file__)).resolve().parent
     config = tree.relay_config(found, url, time_budget_seconds=30.0)
     config = dataclasses.replace(
         config, partitions=dataclasses.replace(config.partitions, leases=leases)
