@@ -27,6 +27,12 @@ What is counted, on that sequence of calls, each named by its file:
   a driver that calls each stage in turn comes back to itself by design.
 - reading order: the files in the order they are first entered (what a reader meets
   following the event), and the moves and returns of their folders, counted the same way.
+- steps back: calls from a module of one step of the event (run, claim, read, publish,
+  settle, in the lease mode's order) into a module of an earlier step (run included): the
+  code going back along the path, whatever the folders. A module's step is its folder under
+  `relay/` (`relay/claim/...`); the older tree's modules get the step of the folder they
+  moved to (`OLD_STEPS`). Shared nouns (`relay/`'s root) and the layers below the relay are
+  no step.
 
 Thread interleaving makes the call counts vary a little between runs: `--repeats` runs each
 and prints the median, with the range.
@@ -55,7 +61,48 @@ HERE = Path(__file__).resolve().parent
 PROJECT = "event-path"
 LEASES = ("partition", "event")
 DRIVERS = ("relay.run.", "relay.core", "relay.partitioned.drain", "relay.per_event.drain")
-METRICS = ("files", "folders", "moves", "returns", "returnsNoDriver", "readMoves", "readReturns")
+METRICS = (
+    "files",
+    "folders",
+    "moves",
+    "returns",
+    "returnsNoDriver",
+    "readMoves",
+    "readReturns",
+    "stepsBack",
+)
+# The steps of one event, in path order for each lease mode (per-event leases read first).
+ORDER = {
+    "partition": ("run", "claim", "read", "publish", "settle"),
+    "event": ("run", "read", "claim", "publish", "settle"),
+}
+# The step of each module of the tree before the relay's folders followed the event's path
+# (the modules since moved into `relay/<step>/` name it by their folder).
+OLD_STEPS = {
+    "core": "run",
+    "partitioned.drain": "run",
+    "partitioned.mode_records": "run",
+    "per_event.drain": "run",
+    "partitioned.holdings": "claim",
+    "partitioned.claims": "claim",
+    "partitioned.lease_documents": "claim",
+    "partitioned.nudged": "claim",
+    "partitioned.page_reads": "read",
+    "partitioned.scan": "read",
+    "partitioned.aggregates": "read",
+    "partitioned.survey": "read",
+    "partitioned.unhealed": "read",
+    "partitioned.recheck": "read",
+    "unscheduled": "read",
+    "partitioned.head_sender": "publish",
+    "attempts": "publish",
+    "breaker": "publish",
+    "pipeline": "publish",
+    "per_event.delivering": "publish",
+    "settling.settler": "settle",
+    "settling.change": "settle",
+    "settling.writes": "settle",
+}
 
 
 def folder_sequence(steps: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -85,9 +132,40 @@ def is_driver(module: str) -> bool:
     return any(name == d or name.startswith(d) for d in DRIVERS)
 
 
-def count(calls: list[tuple[str, str]]) -> dict[str, Any]:
-    """The figures of one traced run; `calls` are (folder, module) in call order."""
+def step_of(module: str, order: tuple[str, ...], old: bool) -> int | None:
+    """The place of `module`'s step in `order`, or None for a module of no step; `old`: the
+    tree is from before the folders by step (`OLD_STEPS`)."""
+    name = module.removeprefix("firestore_outbox.")
+    if not name.startswith("relay."):
+        return None
+    name = name.removeprefix("relay.")
+    step = OLD_STEPS.get(name) if old else name.split(".")[0]
+    return order.index(step) if step in order else None
+
+
+def short(module: str) -> str:
+    return module.removeprefix("firestore_outbox.")
+
+
+def steps_back(edges: list[tuple[str, str]], leases: str) -> list[str]:
+    """The calls (caller -> callee) from one step into an earlier one."""
+    back = []
+    old = not any(callee.startswith("firestore_outbox.relay.run.") for _, callee in edges)
+    for caller, callee in edges:
+        before = step_of(caller, ORDER[leases], old)
+        after = step_of(callee, ORDER[leases], old)
+        if before is not None and after is not None and after < before:
+            back.append(f"{short(caller)} -> {short(callee)}")
+    return back
+
+
+def count(
+    calls: list[tuple[str, str]], edges: list[tuple[str, str]], leases: str
+) -> dict[str, Any]:
+    """The figures of one traced run; `calls` are (folder, module) in call order, `edges`
+    (caller module, called module) for each of them."""
     moves, returns, returns_no_driver = moves_and_returns(calls)
+    back = steps_back(edges, leases)
     first: dict[str, str] = {}
     for folder, module in calls:
         first.setdefault(module, folder)
@@ -101,6 +179,8 @@ def count(calls: list[tuple[str, str]]) -> dict[str, Any]:
         "returnsNoDriver": returns_no_driver,
         "readMoves": read_moves,
         "readReturns": read_returns,
+        "stepsBack": len(back),
+        "stepsBackSeen": sorted(set(back)),
         "folderSequence": [folder for folder, _ in folder_sequence(calls)],
         "readingOrder": list(first),
     }
@@ -122,6 +202,7 @@ def trace_one(emulator: str, url: str, leases: str) -> dict[str, Any]:
         config, partitions=dataclasses.replace(config.partitions, leases=leases)
     )
     calls: list[tuple[str, str]] = []
+    edges: list[tuple[str, str]] = []
     for traced in (False, True):
         settings = found.Settings(
             project_id=f"{PROJECT}-{uuid.uuid4().hex[:8]}", emulator_host=emulator
@@ -130,16 +211,18 @@ def trace_one(emulator: str, url: str, leases: str) -> dict[str, Any]:
         db = found.get_db_client(settings)
         with found.Relay(db, settings, config) as relay:
             if traced:
-                calls = record(lambda: relay.run(), package)
+                calls, edges = record(lambda: relay.run(), package)
             else:
                 relay.run()
         db.close()
-    return {"where": str(package), **count(calls)}
+    return {"where": str(package), **count(calls, edges, leases)}
 
 
-def record(run: Any, package: Path) -> list[tuple[str, str]]:
-    """The (folder, module) of every `firestore_outbox` call `run()` makes, in order."""
+def record(run: Any, package: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The (folder, module) of every `firestore_outbox` call `run()` makes, in order, and
+    (caller module, called module) for each."""
     calls: list[tuple[str, str]] = []
+    edges: list[tuple[str, str]] = []
     folders: dict[str, str | None] = {}
 
     def profile(frame: FrameType, event: str, _: object) -> None:
@@ -153,7 +236,10 @@ def record(run: Any, package: Path) -> list[tuple[str, str]]:
                 str(path.parent.relative_to(package)) if path.is_relative_to(package) else None
             )
         if folder is not None:
-            calls.append((folder, frame.f_globals.get("__name__", filename)))
+            module = frame.f_globals.get("__name__", filename)
+            calls.append((folder, module))
+            caller = frame.f_back.f_globals.get("__name__", "") if frame.f_back else ""
+            edges.append((caller, module))
 
     threading.setprofile(profile)
     sys.setprofile(profile)
@@ -161,10 +247,10 @@ def record(run: Any, package: Path) -> list[tuple[str, str]]:
         summary = run()
     finally:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
     if summary["processed"] != 1:
         raise SystemExit(f"the traced run delivered {summary['processed']} events: {summary}")
-    return calls
+    return calls, edges
 
 
 # -- the parent: emulator, downstream, a child per tree and mode -----------------------------
@@ -247,6 +333,7 @@ def main() -> None:
             first = figures["runs"][0]
             print(f"\n{label}: folders {' > '.join(first['folderSequence'])}")
             print(f"{label}: reading order {', '.join(first['readingOrder'])}")
+            print(f"{label}: steps back {'; '.join(first['stepsBackSeen'])}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
 

@@ -36,7 +36,7 @@ from firestore_outbox.fields import (
 )
 from firestore_outbox.firestore.limits import check_document_id
 from firestore_outbox.ops.scan import PAGE_SIZE, chunks, pages
-from firestore_outbox.relay.read.scan import needs_partition
+from firestore_outbox.relay.healing import needs_partition
 from firestore_outbox.relay.read.unscheduled import find_unscheduled
 from firestore_outbox.relay.store import LeaseStore
 

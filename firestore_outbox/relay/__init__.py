@@ -26,7 +26,7 @@ folder the event passes once; what several steps name sits at the root (`config`
              claim.partition_leases | claim.event_lease (`lease_batch`: a conditional write
              per event, after the read)
     read     read.survey, read.page_reads (the queries: read.scan), in order by
-             read.aggregates | read.due (`look_for_due`: store's due queries)
+             aggregates | read.due (`look_for_due`: store's due queries)
     publish  publish.head_sender (`take_head`: no write, the partition's lease covers it) ->
              publish.attempts (deadline, breaker), in publish.pipeline's pool | the same,
              without head_sender; either way the event is a lease.Lease (the document read

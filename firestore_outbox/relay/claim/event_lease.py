@@ -13,9 +13,9 @@ from firestore_outbox.fields import LAST_ERROR
 from firestore_outbox.firestore.cas import Change, WriteOutcome
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.partitions import PARTITION, partition_of
+from firestore_outbox.relay.healing import heal_fields, needs_heal, needs_partition
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.outcomes import count_refused
-from firestore_outbox.relay.read.scan import heal_fields, needs_heal, needs_partition
 from firestore_outbox.relay.summary import Count, Tally
 from firestore_outbox.relay.transitions import LeasePlan, Planned, plan_lease
 

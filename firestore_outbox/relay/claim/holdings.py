@@ -24,11 +24,11 @@ from firestore_outbox.relay.read.survey import HELD_READ_LIMIT, Held
 from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
+    from firestore_outbox.relay.aggregates import Aggregates
     from firestore_outbox.relay.claim.partition_claims import PartitionLeases
     from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.publish.pipeline import Pipeline
-    from firestore_outbox.relay.read.aggregates import Aggregates
+    from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
 

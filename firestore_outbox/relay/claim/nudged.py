@@ -71,12 +71,12 @@ def start_nudged(
     holds: bool,
     reader: ThreadPoolExecutor,
     nudged: bool = True,
-    claimed: Callable[[list[ClaimedPartition]], None],
+    into: dict[int, ClaimedPartition],
     until: float,
     tally: Tally,
 ) -> NudgedStart:
     """Run the two round trips (see the module), the page queries on `reader` (the drain's
-    pool: they may still be in flight when this returns); `claimed` hears the claim as soon
+    pool: they may still be in flight when this returns); `into` gets the claim as soon
     as it landed, so that the caller releases it whatever fails after.
 
     `nudged`: those named leases this relay knows free are claimed at once, beside a read of
@@ -100,11 +100,11 @@ def start_nudged(
                     wanted,
                     beside=pool,
                     with_events=lambda named: [p for p in named if _may_have_events(pages[p])],
-                    claimed=claimed,
+                    into=into,
                 )
             leases.read_named(wanted, again=False)
             taken = leases.claim_named(instance, wanted)
-            claimed(taken)
+            into.update((h.partition, h) for h in taken)
             return taken
 
         claim_done = pool.submit(claim)

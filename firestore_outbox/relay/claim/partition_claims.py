@@ -94,9 +94,9 @@ class PartitionLeases(PartitionLeaseWrites):
         *,
         beside: Executor,
         with_events: Callable[[list[int]], list[int]],
-        claimed: Callable[[list[ClaimedPartition]], None],
+        into: dict[int, ClaimedPartition],
     ) -> list[ClaimedPartition]:
-        """A nudge's claim of `partitions` (`claimed` hears each part as it lands): those
+        """A nudge's claim of `partitions` (`into` gets each part as it lands): those
         this relay knows free (its own release, most often) claimed at once by what it
         knows, on `beside`, while one read of all of them goes out; the others, and those
         refused (changed since), by that read, once `with_events` says their page found an
@@ -115,12 +115,12 @@ class PartitionLeases(PartitionLeaseWrites):
             snapshots = self._read([self.collection.document(str(n)) for n in named])
         finally:  # what the claim took is released, whatever the read did
             taken = fast.result()
-            claimed(taken)
+            into.update((h.partition, h) for h in taken)
         got = {h.partition for h in taken}
         rest = [n for n in named if n not in got]
         self._learn(rest, snapshots)
         later = self.claim_named(holder, with_events(rest))
-        claimed(later)
+        into.update((h.partition, h) for h in later)
         return taken + later
 
     def _free(

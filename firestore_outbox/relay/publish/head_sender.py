@@ -1,5 +1,5 @@
 """`HeadSender`: the partitioned relay's publishing side. It takes the heads of the
-aggregates read (`firestore_outbox.relay.read.aggregates`), decides for each whether it goes
+aggregates read (`firestore_outbox.relay.aggregates`), decides for each whether it goes
 now (`take_head`: a lease to publish it under, with no write, since holding the partition is
 the lease; or a reason it does not), hands it to the publishing pool and, once published,
 lets the aggregate's next event go and the settler settle this one."""
@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -25,20 +26,20 @@ from firestore_outbox.fields import (
 from firestore_outbox.firestore.cas import Change
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.partitions import HELD
+from firestore_outbox.relay.aggregates import Aggregates, goes_on
+from firestore_outbox.relay.healing import heal_fields, needs_heal
 from firestore_outbox.relay.lease import Lease
 from firestore_outbox.relay.partition_settings import FailedHead
-from firestore_outbox.relay.publish.pipeline import outcome_of
-from firestore_outbox.relay.read.aggregates import Aggregates, goes_on
-from firestore_outbox.relay.read.scan import heal_fields, needs_heal
-from firestore_outbox.relay.summary import Count, StopReason
+from firestore_outbox.relay.publish.pool import outcome_of
+from firestore_outbox.relay.summary import Count
 from firestore_outbox.relay.transitions import Planned, plan_lease
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
     from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
     from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.publish.attempts import Attempts
-    from firestore_outbox.relay.publish.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
 logger = logging.getLogger("firestore_outbox.relay.core")
@@ -47,7 +48,8 @@ _WAKE_SECONDS = 0.2
 
 
 class HeadSender:
-    """Publishes aggregate heads for a `PartitionDrain`; `stopping(run)` is its stop test."""
+    """Publishes aggregate heads for a `PartitionDrain`; it stops on `Pipeline.stop_reason`
+    (`stop` set: follow mode is stopping)."""
 
     def __init__(
         self,
@@ -56,14 +58,14 @@ class HeadSender:
         config: RelayConfig,
         aggregates: Aggregates,
         lease_seconds: float,
-        stopping: Callable[[Pipeline], StopReason | None],
+        stop: threading.Event,
     ) -> None:
         self._store = store
         self._attempts = attempts
         self._config = config
         self.aggregates = aggregates
         self._lease_seconds = lease_seconds
-        self._stopping = stopping
+        self._stop = stop
 
     def deliver(
         self,
@@ -78,7 +80,7 @@ class HeadSender:
         `more()` to read or claim (False)."""
         aggregates = self.aggregates
         while True:
-            stopping = self._stopping(run)
+            stopping = run.stop_reason(self._stop, self._config.attempt_seconds)
             room = self._config.batch_size - aggregates.in_flight
             heads = [] if stopping else aggregates.heads(room)
             for key, partition, document in heads:

@@ -32,8 +32,8 @@ from firestore_outbox.relay.summary import Count
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
-    from firestore_outbox.relay.publish.pipeline import Pipeline
-    from firestore_outbox.relay.read.aggregates import Aggregates
+    from firestore_outbox.relay.aggregates import Aggregates
+    from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
 logger = logging.getLogger("firestore_outbox.relay")

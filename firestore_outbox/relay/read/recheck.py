@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import Found
     from firestore_outbox.relay.claim.partition_claims import PartitionLeases
     from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
-    from firestore_outbox.relay.publish.pipeline import Pipeline
+    from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.read.page_reads import PageReads
     from firestore_outbox.relay.store import LeaseStore
 

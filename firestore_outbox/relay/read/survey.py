@@ -24,13 +24,9 @@ from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.firestore.reads import counter, read_retrying
 from firestore_outbox.partitions import HELD, PARTITION, SEQUENCE
 from firestore_outbox.relay.fan_out import wanted
+from firestore_outbox.relay.healing import needs_heal
 from firestore_outbox.relay.outcomes import count_refused
-from firestore_outbox.relay.read.scan import (
-    Healed,
-    heal_unpartitioned,
-    needs_heal,
-    open_query,
-)
+from firestore_outbox.relay.read.scan import Healed, heal_unpartitioned, open_query
 from firestore_outbox.relay.read.unhealed import Unhealed, find_unhealed
 from firestore_outbox.relay.summary import Count, Tally
 

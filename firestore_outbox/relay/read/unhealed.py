@@ -6,7 +6,7 @@ another `RELAY_PARTITIONS`, or before partitions existed) is invisible to the pa
 query, and Firestore cannot query for a missing field. A run that sees one finds them the
 way healing always did, open events in document-name order (single-field indexes serve it),
 at most `scan_limit` documents, and keeps each under the partition its `aggregateId` hashes
-to (`scan.heal_change`), in delivery order:
+to (`relay.healing.heal_change`), in delivery order:
 
     partition p's pages   e1 (t1)  e3 (t3)  e4 (t4) ...      (createdAt, sequence, name)
     found for p           u2 (t2)  u5 (t5)                    (createdAt, 0, name)
@@ -14,7 +14,7 @@ to (`scan.heal_change`), in delivery order:
 
 so an aggregate's events go in commit order whichever way they were written. Each one's
 settle, the event's one write, also writes `partition`, `sequence` and (when missing)
-`nextAttemptAt` (`scan.heal_fields`), as a heal write of its own did before
+`nextAttemptAt` (`relay.healing.heal_fields`), as a heal write of its own did before
 (`scan.heal_unpartitioned`, still used for what a backlog's later counts find): one write
 per event instead of two.
 """
@@ -29,12 +29,8 @@ from typing import TYPE_CHECKING
 from firestore_outbox.fields import CREATED_AT, STATUS
 from firestore_outbox.firestore.cas import Change, WriteOutcome, Written
 from firestore_outbox.partitions import PARTITION, SEQUENCE
-from firestore_outbox.relay.read.scan import (
-    heal_change,
-    needs_heal,
-    open_query,
-    pages_by_name,
-)
+from firestore_outbox.relay.healing import heal_change, needs_heal
+from firestore_outbox.relay.read.scan import open_query, pages_by_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Protocol
 from firestore_outbox.relay.claim.event_lease import lease_batch
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.publish.attempts import Attempts
-from firestore_outbox.relay.publish.pipeline import hand_to
+from firestore_outbox.relay.publish.pool import hand_to
 from firestore_outbox.relay.read.due import look_for_due
 from firestore_outbox.relay.read.unscheduled import find_unscheduled
 from firestore_outbox.relay.summary import Count, StopReason
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.raw import DueDocument
-    from firestore_outbox.relay.publish.pipeline import Pipeline
+    from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
 

@@ -22,14 +22,14 @@ from firestore_outbox.relay.read.survey import find_more
 from firestore_outbox.relay.summary import Count, StopReason
 
 if TYPE_CHECKING:
+    from firestore_outbox.relay.aggregates import Aggregates
     from firestore_outbox.relay.claim.holdings import Holdings
     from firestore_outbox.relay.claim.nudged import NudgedStart
     from firestore_outbox.relay.claim.partition_claims import PartitionLeases
     from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
     from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.publish.head_sender import HeadSender
-    from firestore_outbox.relay.publish.pipeline import Pipeline
-    from firestore_outbox.relay.read.aggregates import Aggregates
     from firestore_outbox.relay.read.unhealed import Unhealed
     from firestore_outbox.relay.store import LeaseStore
 
@@ -125,7 +125,7 @@ class PageLoop:
                     taken = self._holdings.claim(run, visited)
                     exhausted = not taken
                     claimed.update((h.partition, h) for h in taken)
-                    reads.start(h.partition for h in taken)
+                    reads.start([h.partition for h in taken])
                 reads.send(run)
             reading = reads.open
             self._aggregates_unread(reads)

@@ -17,18 +17,18 @@
 No event is leased by a write: the partition's lease covers it (`relay.claim.partition_claims`;
 a run's claims, renewals and releases: `relay.claim.holdings`), and the settle's precondition
 refuses a late settle after the partition was lost. Order within an aggregate is kept in
-memory (`relay.read.aggregates`).
+memory (`relay.aggregates`).
 """
 
 from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from firestore_outbox.relay.aggregates import Aggregates
 from firestore_outbox.relay.claim.holdings import Holdings
 from firestore_outbox.relay.claim.nudged import NudgedStart, start_nudged
 from firestore_outbox.relay.claim.partition_claims import PartitionLeases
@@ -36,7 +36,6 @@ from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
 from firestore_outbox.relay.fan_out import wanted
 from firestore_outbox.relay.partition_settings import FailedHead
 from firestore_outbox.relay.publish.head_sender import HeadSender
-from firestore_outbox.relay.read.aggregates import Aggregates
 from firestore_outbox.relay.read.survey import (
     Survey,
     after_first_page,
@@ -49,8 +48,8 @@ from firestore_outbox.relay.summary import Count, StopReason
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.fan_out import FanOut
+    from firestore_outbox.relay.pipeline import Pipeline
     from firestore_outbox.relay.publish.attempts import Attempts
-    from firestore_outbox.relay.publish.pipeline import Pipeline
     from firestore_outbox.relay.store import LeaseStore
 
 
@@ -98,7 +97,7 @@ class PartitionDrain:
             skip_failed=config.partitions.failed_head is FailedHead.SKIP,
         )
         self._sender = HeadSender(
-            store, attempts, config, self.aggregates, leases.duration, self._stopping
+            store, attempts, config, self.aggregates, leases.duration, self._stop
         )
         self._holdings = Holdings(store, leases, config, self.aggregates, rng)
 
@@ -180,7 +179,7 @@ class PartitionDrain:
         nudged: bool = True,
     ) -> NudgedStart:
         """Claim `partitions`, their first pages and the held aggregates read at once
-        (`nudged`); `claimed` hears the claim as soon as it lands."""
+        (`nudged`); `claimed` gets the claim as soon as it lands."""
         start = start_nudged(
             self._store,
             self._leases,
@@ -193,7 +192,7 @@ class PartitionDrain:
             until=run.deadline,
             tally=run.tally,
             nudged=nudged,
-            claimed=lambda taken: claimed.update((h.partition, h) for h in taken),
+            into=claimed,
         )
         if start.mode_ok:
             self._holdings.hold(start.held)
@@ -244,15 +243,4 @@ class PartitionDrain:
         return True
 
     def _stopping(self, run: Pipeline) -> StopReason | None:
-        if self._out_of_time(run):
-            return StopReason.BUDGET
-        if run.breaker.open:
-            return StopReason.CHANNEL
-        if run.settler.error is not None:
-            return StopReason.ERROR
-        return None
-
-    def _out_of_time(self, run: Pipeline) -> bool:
-        if self._stop.is_set():
-            return True  # follow mode is stopping: settle what is in flight, then leave
-        return run.deadline - time.monotonic() < self._config.attempt_seconds
+        return run.stop_reason(self._stop, self._config.attempt_seconds)

@@ -30,8 +30,9 @@ from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.heartbeat import Heartbeat
 from firestore_outbox.relay.lease import OnSettled
 from firestore_outbox.relay.partition_settings import LeaseMode
+from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.publish.attempts import Attempts
-from firestore_outbox.relay.publish.pipeline import Pipeline, open_pipeline, ramp_governor
+from firestore_outbox.relay.publish.pool import open_pipeline, ramp_governor
 from firestore_outbox.relay.ramp import RampGovernor
 from firestore_outbox.relay.run.ending import Ending, budget_of, too_short
 from firestore_outbox.relay.run.event_drain import deliver_batch, drain_due

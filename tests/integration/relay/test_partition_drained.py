@@ -27,7 +27,7 @@ from firestore_outbox.relay import Relay
 from firestore_outbox.relay.claim.partition_claims import PartitionLeases
 from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
 from firestore_outbox.relay.lease import Lease, OnSettled, Settled
-from firestore_outbox.relay.publish.pipeline import Pipeline
+from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.summary import Tally
 from tests.support.helpers import fast_config, make_relay, outbox
 

@@ -1,64 +1,26 @@
-"""What one drain works with (`Pipeline`): the publishing pool, the settler, the count of
-leased events not settled yet, the run's deadline and the channel's circuit breaker; how it
-is opened (`open_pipeline`), and the ramp governor that paces it (`ramp_governor`).
-
-`Relay.pipeline()` is `open_pipeline` bound to a relay's store and configuration.
-"""
+"""The publishing pool of one drain: how it is opened with its settler (`open_pipeline`),
+how each publish's result is handed to the settler (`hand_to`), and the ramp governor that
+paces it (`ramp_governor`). `Relay.pipeline()` is `open_pipeline` bound to a relay's store
+and configuration."""
 
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from firestore_outbox.publishers.base import PublishResult
 from firestore_outbox.relay.config import RelayConfig
 from firestore_outbox.relay.lease import Lease, OnSettled
+from firestore_outbox.relay.pipeline import InFlight, Pipeline
 from firestore_outbox.relay.publish.attempts import retry_for_bug
 from firestore_outbox.relay.publish.breaker import Breaker
 from firestore_outbox.relay.ramp import RampGovernor, RampSchedule
 from firestore_outbox.relay.settle.settler import Settler
 from firestore_outbox.relay.store import LeaseStore
 from firestore_outbox.relay.summary import Tally
-
-
-@dataclass(frozen=True)
-class Pipeline:
-    """What `Relay.deliver()` works with: see `Relay.pipeline()`. `deadline` is monotonic."""
-
-    pool: ThreadPoolExecutor
-    settler: Settler
-    in_flight: InFlight
-    deadline: float
-    instance: str
-    tally: Tally
-    breaker: Breaker
-    ramp: RampGovernor | None = None  # RELAY_RAMP=on: paces reads and settles
-
-
-class InFlight:
-    """How many leased events are not settled yet; the relay waits on it before leasing."""
-
-    def __init__(self) -> None:
-        self._count = 0
-        self._changed = threading.Condition()
-
-    def acquire(self, count: int) -> None:
-        with self._changed:
-            self._count += count
-
-    def release(self, count: int) -> None:
-        with self._changed:
-            self._count -= count
-            self._changed.notify_all()
-
-    def wait_below(self, limit: int, timeout: float | None = None) -> bool:
-        with self._changed:
-            return self._changed.wait_for(lambda: self._count < limit, timeout)
 
 
 def hand_to(settler: Settler, lease: Lease) -> Callable[[Future[PublishResult | None]], None]:
