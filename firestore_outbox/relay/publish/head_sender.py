@@ -67,39 +67,23 @@ class HeadSender:
         self._lease_seconds = lease_seconds
         self._stop = stop
 
-    def deliver(
-        self,
-        run: Pipeline,
-        held: dict[int, ClaimedPartition],
-        *,
-        more: Callable[[], bool],
-        work: Callable[[], bool],
-    ) -> bool:
-        """Publish the heads of the queued aggregates until `work()` says the drain has
-        something to do or the run stops (True), or nothing is in flight and there is not
-        `more()` to read or claim (False)."""
+    def send(self, run: Pipeline, claimed: dict[int, ClaimedPartition]) -> tuple[bool, bool]:
+        """Publish the heads of the queued aggregates there is room for (none once the run
+        stops); whether the run stops, and whether any head went."""
         aggregates = self.aggregates
-        while True:
-            stopping = run.stop_reason(self._stop, self._config.attempt_seconds)
-            room = self._config.batch_size - aggregates.in_flight
-            heads = [] if stopping else aggregates.heads(room)
-            for key, partition, document in heads:
-                lease = self._lease(run, key, held, partition, document)
-                if lease is None:
-                    aggregates.abandon(document.id)
-                    continue
-                run.tally[Count.LEASED] += 1
-                run.in_flight.acquire(1)
-                future = run.pool.submit(self._attempts.publish, lease, run)
-                future.add_done_callback(self._published(run, key, lease))
-            with aggregates.changed:
-                if stopping or run.settler.error is not None or work():
-                    return True  # the drain stops, or has something to do
-                if heads:
-                    continue  # room for more, perhaps
-                if aggregates.in_flight == 0 and not more():
-                    return False
-                aggregates.changed.wait(_WAKE_SECONDS)
+        stopping = run.stop_reason(self._stop, self._config.attempt_seconds) is not None
+        room = self._config.batch_size - aggregates.in_flight
+        heads = [] if stopping else aggregates.heads(room)
+        for key, partition, document in heads:
+            lease = self._lease(run, key, claimed, partition, document)
+            if lease is None:
+                aggregates.abandon(document.id)
+                continue
+            run.tally[Count.LEASED] += 1
+            run.in_flight.acquire(1)
+            future = run.pool.submit(self._attempts.publish, lease, run)
+            future.add_done_callback(self._published(run, key, lease))
+        return stopping, bool(heads)
 
     def wait_out(self) -> None:
         """Wait until no publish is in flight (the run stops: nothing new goes out)."""

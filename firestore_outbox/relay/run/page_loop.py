@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 # Events read and waiting, in pages of RELAY_BATCH_SIZE, before reading ahead pauses.
 READ_AHEAD = 4
+_WAKE_SECONDS = 0.2  # how often a loop waiting for publishes looks again
 
 
 class PageLoop:
@@ -131,7 +132,7 @@ class PageLoop:
             self._aggregates_unread(reads)
             released = self._holdings.release(claimed, [p for p in claimed if p not in reading])
             self._recheck(run, claimed, released, reads, pages)
-            if not self._sender.deliver(run, claimed, more=more, work=work):
+            if not self._deliver(run, claimed, more=more, work=work):
                 if self._config.recheck_released and claimed:
                     # the last partitions: released and re-checked here
                     if not self._settled(run):
@@ -156,6 +157,29 @@ class PageLoop:
                 visited.update(range(self._config.partitions.count))
                 visited.difference_update(unhealed.partitions())
                 exhausted = False
+
+    def _deliver(
+        self,
+        run: Pipeline,
+        claimed: dict[int, ClaimedPartition],
+        *,
+        more: Callable[[], bool],
+        work: Callable[[], bool],
+    ) -> bool:
+        """Publish the heads of the queued aggregates (`HeadSender.send`) until `work()`
+        says this loop has something to do or the run stops (True), or nothing is in flight
+        and there is not `more()` to read or claim (False)."""
+        aggregates = self.aggregates
+        while True:
+            stopping, sent = self._sender.send(run, claimed)
+            with aggregates.changed:
+                if stopping or run.settler.error is not None or work():
+                    return True  # the run stops, or this loop has something to do
+                if sent:
+                    continue  # room for more, perhaps
+                if aggregates.in_flight == 0 and not more():
+                    return False
+                aggregates.changed.wait(_WAKE_SECONDS)
 
     def _recheck(
         self,
