@@ -17,18 +17,19 @@ log) and `keep_rocketmq_out_of_home()` (the RocketMQ client writes no `~/logs`).
 
 Where one event's steps live (modules below `firestore_outbox.relay`; partition leases, the
 default, first, then per-event leases, `RELAY_LEASES=event`). `run` drives; each step is a
-folder the event passes once; what several steps name sits at the root (`config`, `lease`,
-`events`, `transitions`, `store`, `summary`):
+folder the event passes once, calling only later steps; what several steps name sits at
+the root, below them (`config`, `lease`, `events`, `transitions`, `store`, `pipeline`,
+`aggregates`, `healing`, `summary`):
 
     run      run.relay (`Relay.run`), run.ending (budget, summary), run.mode_records;
              run.partition_drain -> run.page_loop | run.event_drain
     claim    claim.nudged, claim.holdings -> claim.partition_claims, written by
              claim.partition_leases | claim.event_lease (`lease_batch`: a conditional write
              per event, after the read)
-    read     read.survey, read.page_reads (the queries: read.scan), in order by
+    read     read.survey, read.page_reads (the queries: read.scan), queued in order by
              aggregates | read.due (`look_for_due`: store's due queries)
-    publish  publish.head_sender (`take_head`: no write, the partition's lease covers it) ->
-             publish.attempts (deadline, breaker), in publish.pipeline's pool | the same,
+    publish  publish.head_sender (`HeadSender.send`: no write, the partition's lease covers
+             it) -> publish.attempts (deadline, breaker), in publish.pool's pool | the same,
              without head_sender; either way the event is a lease.Lease (the document read
              into an events.OutboxEvent), its writes planned by transitions
     settle   settle.settler (group commits) -> settle.change (one settle, its fields from

@@ -6,7 +6,7 @@ Every event's life is `PENDING -> PROCESSING -> PROCESSED | PENDING (retry) | FA
 every arrow is a conditional write (see `relay.store`). Every comparison with a server
 timestamp uses Firestore's clock (`firestore_outbox.firestore.clock`), never this machine's.
 The drain is `relay.run.partition_drain` (partition leases) or `relay.run.event_drain`
-(`RELAY_LEASES=event`); the pipeline it works with is `relay.publish.pipeline`'s.
+(`RELAY_LEASES=event`); the pipeline it works with is opened by `relay.publish.pool`.
 """
 
 from __future__ import annotations
