@@ -93,32 +93,32 @@ class Holdings:
                 )
                 self._aggregates.block(str(d.get(AGGREGATE_ID)) for d in found)
 
-    def _held_since_counted(self, held: ClaimedPartition) -> bool:
-        """Whether another holder may have held an aggregate in `held`'s partition after
+    def _held_since_counted(self, claimed: ClaimedPartition) -> bool:
+        """Whether another holder may have held an aggregate in `claimed`'s partition after
         the run counted none: only a partition's holder settles an event FAILED, so only a
         lease written since the count, or taken over from a holder, can hide one (a run
         that trusted its opening count delivered a later event past a head that another
         invocation failed meanwhile)."""
-        before = held.claimed_from
+        before = claimed.claimed_from
         if before is None or self._held_counted_at is None:
             return True
         if before.created:
-            return False  # created by this relay since: never held by anyone
+            return False  # created by this relay since: never claimed by anyone
         return before.expires is not None or before.update_time > self._held_counted_at
 
-    def renew(self, run: Pipeline, held: list[ClaimedPartition]) -> list[ClaimedPartition]:
-        """Renew the leases of `held` that are due; those still held (the others are
+    def renew(self, run: Pipeline, claimed: list[ClaimedPartition]) -> list[ClaimedPartition]:
+        """Renew the leases of `claimed` that are due; those still claimed (the others are
         lost: their settles would be refused)."""
-        renewed = self._leases.renew_due(held, run.instance)
+        renewed = self._leases.renew_due(claimed, run.instance)
         kept = {h.partition for h in renewed}
-        self._aggregates.lost.update(h.partition for h in held if h.partition not in kept)
+        self._aggregates.lost.update(h.partition for h in claimed if h.partition not in kept)
         return renewed
 
     def release(
-        self, held: dict[int, ClaimedPartition], done: list[int], *, unsettled_too: bool = False
+        self, claimed: dict[int, ClaimedPartition], done: list[int], *, unsettled_too: bool = False
     ) -> list[int]:
         """Release the partitions in `done` with nothing read left unsettled (all of them
-        with `unsettled_too`: the run ends), taking them out of `held`; those released.
+        with `unsettled_too`: the run ends), taking them out of `claimed`; those released.
         Released as the drain goes, not at the run's end: nothing is left to read there."""
         aggregates = self._aggregates
         finished = [p for p in done if unsettled_too or not aggregates.open_in(p)]
@@ -132,5 +132,5 @@ class Holdings:
         drained = [p for p in finished if p not in left]
         for partitions, emptied in ((drained, not unsettled_too), (left, False)):
             if partitions:
-                self._leases.release([held.pop(p) for p in partitions], drained=emptied)
+                self._leases.release([claimed.pop(p) for p in partitions], drained=emptied)
         return finished

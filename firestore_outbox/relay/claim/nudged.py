@@ -125,9 +125,9 @@ def _may_have_events(page: Future[tuple[list[Found], datetime.datetime | None]])
 
 
 def _checked(
-    read: Future[tuple[list[Found], datetime.datetime | None]], held: ClaimedPartition
+    read: Future[tuple[list[Found], datetime.datetime | None]], claimed: ClaimedPartition
 ) -> Future[list[Found] | None]:
-    """`read`'s page once it is in, if it is the partition's truth for `held`'s claim (see
+    """`read`'s page once it is in, if it is the partition's truth for `claimed`'s claim (see
     the module); else None (read it again)."""
     page: Future[list[Found] | None] = Future()
 
@@ -137,7 +137,7 @@ def _checked(
         except BaseException as exc:  # the drain raises it where it takes the page
             page.set_exception(exc)
             return
-        before = held.claimed_from
+        before = claimed.claimed_from
         current = before is not None and (
             before.created or (read_at is not None and read_at >= before.update_time)
         )

@@ -150,34 +150,35 @@ class PartitionLeaseWrites:
         # was last released drained (None: not known to be), as last read or written here.
         self._known: dict[int, KnownLease] = {}
 
-    def renew(self, held: Sequence[ClaimedPartition], holder: str) -> list[ClaimedPartition]:
-        """Extend the leases still held; a lease lost meanwhile is left out of the answer."""
-        return self._hold([(h.partition, h.update_time) for h in held], holder)
+    def renew(self, claimed: Sequence[ClaimedPartition], holder: str) -> list[ClaimedPartition]:
+        """Extend the leases still claimed; a lease lost meanwhile is left out of the answer."""
+        return self._hold([(h.partition, h.update_time) for h in claimed], holder)
 
-    def renew_due(self, held: Sequence[ClaimedPartition], holder: str) -> list[ClaimedPartition]:
+    def renew_due(self, claimed: Sequence[ClaimedPartition], holder: str) -> list[ClaimedPartition]:
         """`renew()` once a lease is due for it (`renewal_due`: follow mode, long budgets),
-        else `held` as it is."""
-        if not self.renewal_due(held):
-            return list(held)
-        return self.renew(held, holder)
+        else `claimed` as it is."""
+        if not self.renewal_due(claimed):
+            return list(claimed)
+        return self.renew(claimed, holder)
 
-    def renewal_due(self, held: Iterable[ClaimedPartition]) -> bool:
-        """Whether a lease in `held` has `RENEW_WHEN_LEFT` of its time or less left. A drain
+    def renewal_due(self, claimed: Iterable[ClaimedPartition]) -> bool:
+        """Whether a lease in `claimed` has `RENEW_WHEN_LEFT` of its time or less left. A drain
         busy publishing asks this without a Firestore call, so that it comes back to renew in
         time: a lease left to run out stops its deliveries (each must end before it)."""
         now = time.monotonic()
-        return any(h.valid_until - now <= self.duration * RENEW_WHEN_LEFT for h in held)
+        return any(h.valid_until - now <= self.duration * RENEW_WHEN_LEFT for h in claimed)
 
-    def release(self, held: Sequence[ClaimedPartition], *, drained: bool = False) -> None:
+    def release(self, claimed: Sequence[ClaimedPartition], *, drained: bool = False) -> None:
         """Free the leases at once (a lease lost meanwhile is left as its new holder has it).
         `drained`: everything read from them was settled and their last page came back
         short; the lease then says when (`drainedAt`), so that invocations that started
         before do not claim them again for nothing (`claim(drained_since=...)`)."""
         fields = release_fields(drained=drained)
         changes = [
-            Change(self.collection.document(str(h.partition)), h.update_time, fields) for h in held
+            Change(self.collection.document(str(h.partition)), h.update_time, fields)
+            for h in claimed
         ]
-        for h, written in zip(held, self._store.write(changes), strict=True):
+        for h, written in zip(claimed, self._store.write(changes), strict=True):
             if written.applied and written.update_time is not None:
                 when = written.update_time if drained else None
                 self._known[h.partition] = KnownLease(written.update_time, None, when)

@@ -108,7 +108,7 @@ class HeadSender:
         self,
         run: Pipeline,
         key: str,
-        held: dict[int, ClaimedPartition],
+        claimed: dict[int, ClaimedPartition],
         partition: int,
         document: Found,
     ) -> Lease | None:
@@ -119,7 +119,7 @@ class HeadSender:
             now=self._store.clock.earliest(),
             config=self._config,
             instance=run.instance,
-            leased_at=held[partition].valid_until - self._lease_seconds,
+            leased_at=claimed[partition].valid_until - self._lease_seconds,
         )
         run.tally[Count.RECLAIMED] += head.reclaim  # a per-event lease that expired
         if head.lag_ms is not None:
@@ -133,7 +133,7 @@ class HeadSender:
             self.aggregates.finish(key, go_on=False)
         if head.lease is None:
             return None
-        lease = dataclasses.replace(head.lease, expires=_expiry(held, held[partition]))
+        lease = dataclasses.replace(head.lease, expires=_expiry(claimed, claimed[partition]))
         data = document.to_dict() or {}
         if needs_heal(data, self._config.partitions.count):  # found by `unhealed`: its settle heals
             run.tally[Count.HEALED] += 1
@@ -158,14 +158,14 @@ class HeadSender:
             )
 
 
-def _expiry(held: dict[int, ClaimedPartition], taken: ClaimedPartition) -> Callable[[], float]:
+def _expiry(claimed: dict[int, ClaimedPartition], taken: ClaimedPartition) -> Callable[[], float]:
     """Until when the partition of a head taken under `taken` is held, asked when its
-    publish starts: the drain renews `held` meanwhile (a head waiting for a publishing
+    publish starts: the drain renews `claimed` meanwhile (a head waiting for a publishing
     thread was refused once the lease it was taken under ran short, though renewed). A
     partition no longer held (lost, released) keeps the lease it was taken under."""
 
     def expires() -> float:
-        return held.get(taken.partition, taken).valid_until
+        return claimed.get(taken.partition, taken).valid_until
 
     return expires
 
