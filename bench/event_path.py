@@ -30,9 +30,11 @@ What is counted, on that sequence of calls, each named by its file:
 - steps back: calls from a module of one step of the event (run, claim, read, publish,
   settle, in the lease mode's order) into a module of an earlier step (run included): the
   code going back along the path, whatever the folders. A module's step is its folder under
-  `relay/` (`relay/claim/...`); the older tree's modules get the step of the folder they
-  moved to (`OLD_STEPS`). Shared nouns (`relay/`'s root) and the layers below the relay are
-  no step.
+  `relay/` (`relay/claim/...`); the older tree's code gets the step of where it moved to
+  (`OLD_STEPS`, by module, and `OLD_FUNCTIONS` for the functions that moved apart from
+  their module), so that both trees are counted by the same rules. Shared nouns (`relay/`'s
+  root: the aggregates' order, the pipeline, healing, ...) and the layers below the relay
+  are no step. A call within one module is no step either.
 
 Thread interleaving makes the call counts vary a little between runs: `--repeats` runs each
 and prints the median, with the range.
@@ -71,6 +73,9 @@ METRICS = (
     "readReturns",
     "stepsBack",
 )
+HEALING = ("needs_heal", "needs_partition", "_has_partition", "heal_fields", "heal_change")
+# (module, function) of a call or its caller.
+Edge = tuple[tuple[str, str], tuple[str, str]]
 # The steps of one event, in path order for each lease mode (per-event leases read first).
 ORDER = {
     "partition": ("run", "claim", "read", "publish", "settle"),
@@ -78,7 +83,7 @@ ORDER = {
 }
 # The step of each module of the tree before the relay's folders followed the event's path
 # (the modules since moved into `relay/<step>/` name it by their folder).
-OLD_STEPS = {
+OLD_STEPS: dict[str, str | None] = {
     "core": "run",
     "partitioned.drain": "run",
     "partitioned.mode_records": "run",
@@ -89,7 +94,7 @@ OLD_STEPS = {
     "partitioned.nudged": "claim",
     "partitioned.page_reads": "read",
     "partitioned.scan": "read",
-    "partitioned.aggregates": "read",
+    "partitioned.aggregates": None,
     "partitioned.survey": "read",
     "partitioned.unhealed": "read",
     "partitioned.recheck": "read",
@@ -97,11 +102,22 @@ OLD_STEPS = {
     "partitioned.head_sender": "publish",
     "attempts": "publish",
     "breaker": "publish",
-    "pipeline": "publish",
+    "pipeline": None,
     "per_event.delivering": "publish",
     "settling.settler": "settle",
     "settling.change": "settle",
     "settling.writes": "settle",
+}
+# Functions of the older tree that moved apart from the rest of their module.
+OLD_FUNCTIONS: dict[tuple[str, str], str | None] = {
+    **{("partitioned.scan", f): None for f in HEALING},
+    ("pipeline", "hand_to"): "publish",
+    ("pipeline", "settle"): "publish",
+    ("pipeline", "outcome_of"): "publish",
+    ("per_event.drain", "look_for_due"): "read",
+    ("per_event.drain", "lease_batch"): "claim",
+    ("per_event.drain", "_healing"): "claim",
+    ("per_event.delivering", "deliver_batch"): "run",
 }
 
 
@@ -132,14 +148,21 @@ def is_driver(module: str) -> bool:
     return any(name == d or name.startswith(d) for d in DRIVERS)
 
 
-def step_of(module: str, order: tuple[str, ...], old: bool) -> int | None:
-    """The place of `module`'s step in `order`, or None for a module of no step; `old`: the
-    tree is from before the folders by step (`OLD_STEPS`)."""
+def step_of(code: tuple[str, str], order: tuple[str, ...], old: bool) -> int | None:
+    """The place in `order` of the step of `code` (module, function), or None for code of
+    no step; `old`: the tree is from before the folders by step (`OLD_STEPS`)."""
+    module, function = code
     name = module.removeprefix("firestore_outbox.")
     if not name.startswith("relay."):
         return None
     name = name.removeprefix("relay.")
-    step = OLD_STEPS.get(name) if old else name.split(".")[0]
+    step: str | None
+    if not old:
+        step = name.split(".")[0]
+    elif (name, function) in OLD_FUNCTIONS:
+        step = OLD_FUNCTIONS[name, function]
+    else:
+        step = OLD_STEPS.get(name)
     return order.index(step) if step in order else None
 
 
@@ -147,21 +170,21 @@ def short(module: str) -> str:
     return module.removeprefix("firestore_outbox.")
 
 
-def steps_back(edges: list[tuple[str, str]], leases: str) -> list[str]:
+def steps_back(edges: list[Edge], leases: str) -> list[str]:
     """The calls (caller -> callee) from one step into an earlier one."""
     back = []
-    old = not any(callee.startswith("firestore_outbox.relay.run.") for _, callee in edges)
+    old = not any(e[1][0].startswith("firestore_outbox.relay.run.") for e in edges)
     for caller, callee in edges:
+        if caller[0] == callee[0]:
+            continue  # within one module (a comprehension, a closure): one place to read
         before = step_of(caller, ORDER[leases], old)
         after = step_of(callee, ORDER[leases], old)
         if before is not None and after is not None and after < before:
-            back.append(f"{short(caller)} -> {short(callee)}")
+            back.append(f"{short(caller[0])} -> {short(callee[0])}.{callee[1]}")
     return back
 
 
-def count(
-    calls: list[tuple[str, str]], edges: list[tuple[str, str]], leases: str
-) -> dict[str, Any]:
+def count(calls: list[tuple[str, str]], edges: list[Edge], leases: str) -> dict[str, Any]:
     """The figures of one traced run; `calls` are (folder, module) in call order, `edges`
     (caller module, called module) for each of them."""
     moves, returns, returns_no_driver = moves_and_returns(calls)
@@ -202,7 +225,7 @@ def trace_one(emulator: str, url: str, leases: str) -> dict[str, Any]:
         config, partitions=dataclasses.replace(config.partitions, leases=leases)
     )
     calls: list[tuple[str, str]] = []
-    edges: list[tuple[str, str]] = []
+    edges: list[Edge] = []
     for traced in (False, True):
         settings = found.Settings(
             project_id=f"{PROJECT}-{uuid.uuid4().hex[:8]}", emulator_host=emulator
@@ -218,11 +241,11 @@ def trace_one(emulator: str, url: str, leases: str) -> dict[str, Any]:
     return {"where": str(package), **count(calls, edges, leases)}
 
 
-def record(run: Any, package: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def record(run: Any, package: Path) -> tuple[list[tuple[str, str]], list[Edge]]:
     """The (folder, module) of every `firestore_outbox` call `run()` makes, in order, and
-    (caller module, called module) for each."""
+    ((caller module, function), (called module, function)) for each."""
     calls: list[tuple[str, str]] = []
-    edges: list[tuple[str, str]] = []
+    edges: list[Edge] = []
     folders: dict[str, str | None] = {}
 
     def profile(frame: FrameType, event: str, _: object) -> None:
@@ -238,8 +261,9 @@ def record(run: Any, package: Path) -> tuple[list[tuple[str, str]], list[tuple[s
         if folder is not None:
             module = frame.f_globals.get("__name__", filename)
             calls.append((folder, module))
-            caller = frame.f_back.f_globals.get("__name__", "") if frame.f_back else ""
-            edges.append((caller, module))
+            back = frame.f_back
+            caller = (back.f_globals.get("__name__", ""), back.f_code.co_name) if back else ("", "")
+            edges.append((caller, (module, frame.f_code.co_name)))
 
     threading.setprofile(profile)
     sys.setprofile(profile)
