@@ -1,6 +1,6 @@
-"""`Aggregates`: per-aggregate order in memory, for the partitions one invocation holds.
+"""`Aggregates`: per-aggregate order in memory, for the partitions one invocation has claimed.
 
-Holding a partition makes this invocation the only one delivering its events, so what it read
+Claiming a partition makes this invocation the only one delivering its events, so what it read
 is the truth until it settles: events wait in one queue per aggregate, in the order the
 partition query returned them (commit order, then batch order). At most one event per
 aggregate is in flight; the next one goes only once the one before was delivered (or failed

@@ -19,7 +19,7 @@ from typing import Any
 
 from firestore_outbox.observability.metrics import record_run
 
-# The relay core's name, as before this module was split from it: log queries filter on it.
+# The relay's run logger (`firestore_outbox.relay.core`): log queries filter on its name.
 logger = logging.getLogger("firestore_outbox.relay.core")
 
 

@@ -32,7 +32,7 @@ from firestore_outbox.relay.summary import (
     stalled,
 )
 
-# The relay core's name: log queries filter on it.
+# The relay's run logger (`firestore_outbox.relay.core`): log queries filter on its name.
 logger = logging.getLogger("firestore_outbox.relay.core")
 
 
