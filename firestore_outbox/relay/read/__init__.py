@@ -1,1 +1,2 @@
-"""Reading: the queries for open and due events, pages in aggregate order, healing."""
+"""Reading: the survey, the page reads and their queries, the due queries of per-event
+leases, the events without a partition or schedule, the re-check after a release."""
