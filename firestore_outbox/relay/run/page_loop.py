@@ -4,7 +4,7 @@ read and publish in one loop, so that no round trip waits for another it does no
     renew what is claimed ─ take the pages that came in ─ with few events left to publish:
     read on, or claim the next partitions (`relay.claim.holdings`) ─ send the aggregates'
     heads (`relay.publish.head_sender`) ─ release each partition once everything read from
-    it is settled, re-checking it when nudges are on (`relay.read.recheck`)
+    it is settled, re-checking it when nudges are on (`relay.claim.recheck`)
 
 Every partition visited: the events without a partition found beyond a scan's limit are
 looked for again (`relay.read.survey.find_more`) and their partitions visited.
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from firestore_outbox.relay.claim.recheck import recheck
 from firestore_outbox.relay.read.page_reads import PageReads
-from firestore_outbox.relay.read.recheck import recheck
 from firestore_outbox.relay.read.survey import find_more
 from firestore_outbox.relay.summary import Count, StopReason
 
@@ -190,7 +190,7 @@ class PageLoop:
         pages: ThreadPoolExecutor,
     ) -> bool:
         """With nudges on, read the partitions just released once more; those claimed
-        again (`relay.read.recheck`) join `claimed`."""
+        again (`relay.claim.recheck`) join `claimed`."""
         released = [p for p in released if p not in reads.unread]  # those not drained
         if not released or not self._config.recheck_released:
             return False
