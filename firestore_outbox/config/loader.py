@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from firestore_outbox.idempotency.config import IdempotencyConfig
     from firestore_outbox.nudge.settings import NudgeSettings
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.partitioned.settings import PartitionSettings
+    from firestore_outbox.relay.partition_settings import PartitionSettings
 
 __all__ = ["Configuration"]
 
@@ -128,7 +128,7 @@ class Configuration:
     def partitions(self) -> PartitionSettings:
         """The partitions (`RELAY_PARTITIONS`, ...): the writers and the commands need them
         without the rest of the relay's settings."""
-        from firestore_outbox.relay.partitioned.settings import PartitionSettings
+        from firestore_outbox.relay.partition_settings import PartitionSettings
 
         return PartitionSettings.from_environment(self.get)
 

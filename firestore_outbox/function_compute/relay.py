@@ -37,8 +37,8 @@ from firestore_outbox.ops.status import backlog_reader
 from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
 from firestore_outbox.redrive.service import Redrive
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.core import Relay
 from firestore_outbox.relay.fan_out import is_fan_out
+from firestore_outbox.relay.run.relay import Relay
 from firestore_outbox.relay.summary import refused_summary
 
 __all__ = ["RelayFunction", "handler", "http_handler", "initialize"]

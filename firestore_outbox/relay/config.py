@@ -28,7 +28,7 @@ from firestore_outbox.publishers.base import PublisherOptions
 from firestore_outbox.publishers.registry import PUBLISHERS, REGISTRY
 from firestore_outbox.publishers.settings import PublisherSettings
 from firestore_outbox.relay.fan_out import FanOutSettings
-from firestore_outbox.relay.partitioned.settings import PartitionSettings
+from firestore_outbox.relay.partition_settings import PartitionSettings
 from firestore_outbox.relay.ramp import RampSettings
 from firestore_outbox.signing import Signer, parse_secrets
 
@@ -74,7 +74,7 @@ class RelayConfig:
     heartbeat_seconds: float = 15.0
     health_collection: str | None = None
     event_source: str | None = None
-    # Nudges on: a partition released drained is read once more (`relay.partitioned.drain`).
+    # Nudges on: a partition released drained is read once more (`relay.run.page_loop`).
     recheck_released: bool = False
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
     # Every other secret the process is configured with (`Configuration.secrets()`): a

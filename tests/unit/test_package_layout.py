@@ -150,10 +150,10 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_the_import_walk_sees_type_only_imports_and_the_packages_above() -> None:
     graph = library_graph()
-    assert "firestore_outbox.relay.config" in graph["firestore_outbox.relay.core"]
+    assert "firestore_outbox.relay.config" in graph["firestore_outbox.relay.run.relay"]
     # the ops import the relay's store: the relay package's __init__ runs first
     assert "firestore_outbox.relay" in graph["firestore_outbox.ops.held"]
-    assert "firestore_outbox.relay" not in graph["firestore_outbox.relay.core"]
+    assert "firestore_outbox.relay" not in graph["firestore_outbox.relay.run.relay"]
 
 
 IMPORT_EVERY_PUBLIC_NAME = """
@@ -184,7 +184,7 @@ def test_importing_the_library_imports_no_app_module_and_connects_to_nothing() -
 
 def folder_of(module: str) -> str:
     """The folder of `firestore_outbox` a module belongs to: its first package below the
-    library (`relay` for `relay.partitioned.drain`), or "root" for the library's own modules
+    library (`relay` for `relay.run.partition_drain`), or "root" for the library's own modules
     (`errors`, `fields`, `numbers`, `partitions`, ...)."""
     parts = module.split(".")
     if len(parts) == 2 and MODULES[module].name != "__init__.py":
