@@ -145,7 +145,12 @@ class Configuration:
                 mode=nudge.mode, url=nudge.url, fan_out=fan_out, partition_count=count
             )
         if nudge.mode is NudgeMode.PROCESS:
-            return NudgeSettings(mode=nudge.mode, url=nudge.url, relay=self.relay())
+            from firestore_outbox.config.wiring import ProcessDrain
+
+            relay = self.relay()
+            return NudgeSettings(
+                mode=nudge.mode, url=nudge.url, relay=relay, drain=ProcessDrain(relay)
+            )
         return NudgeSettings(
             mode=nudge.mode, url=nudge.url, secrets=nudge.secrets, partition_count=count
         )
