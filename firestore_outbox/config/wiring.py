@@ -9,6 +9,8 @@ putting the parts together themselves; each part receives its settings as argume
     hand_off(relay, configuration)          # the nudger a nudged run hands what it found to
     build_redrive(relay, configuration)     # the re-drive jobs' runner
     make_watchdog(configuration)            # the watchdog, every call bounded
+    build_front_door(configuration, make)   # an HTTP app behind the Idempotency-Key door
+    build_responder(configuration, make)    # a receiver's responder (your consumer)
     process_drain(relay_config)             # what OUTBOX_NUDGE=process drains with
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.firestore.client import get_db_client
@@ -26,8 +28,10 @@ if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
     from firestore_outbox.config.loader import Configuration
+    from firestore_outbox.consumer.receiver_settings import ReceiverConfig
     from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.health.watchdog import Watchdog
+    from firestore_outbox.idempotency.config import IdempotencyConfig
     from firestore_outbox.nudge import Nudger, NudgeSettings
     from firestore_outbox.nudge.process import ProcessNudge
     from firestore_outbox.redrive.service import Redrive
@@ -36,14 +40,17 @@ if TYPE_CHECKING:
 __all__ = [
     "ProcessDrain",
     "backlog",
+    "build_front_door",
     "build_redrive",
     "build_relay",
+    "build_responder",
     "hand_off",
     "make_watchdog",
     "nudge_or_why",
 ]
 
 Backlog = Callable[[], tuple[dict[str, int], float | None]]
+Built = TypeVar("Built")
 
 
 def build_relay(configuration: Configuration, db: Client | None = None) -> Relay:
@@ -111,6 +118,28 @@ def make_watchdog(configuration: Configuration, db: Client | None = None) -> Wat
         collections=configuration.collections,
         lock_timeout_seconds=configuration.seconds("RELAY_LOCK_TIMEOUT_SECONDS", 300.0),
     )
+
+
+def build_front_door(
+    configuration: Configuration,
+    make_app: Callable[[Client, Settings, IdempotencyConfig], Built],
+) -> Built:
+    """The HTTP app `make_app(db, settings, idempotency_config)` builds (the order API, or a
+    team's app behind the Idempotency-Key front door), on a new client."""
+    settings = configuration.settings
+    return make_app(get_db_client(settings), settings, configuration.idempotency())
+
+
+def build_responder(
+    configuration: Configuration,
+    make_responder: Callable[[Client, ReceiverConfig], Built],
+    *,
+    verify_signatures: bool = True,
+) -> Built:
+    """A receiver's responder, `make_responder(db, receiver_config)` (your consumer), on a new
+    client."""
+    receiver = configuration.receiver(verify_signatures=verify_signatures)
+    return make_responder(get_db_client(configuration.settings), receiver)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,13 @@ import firestore_outbox
 from firestore_outbox import edge
 from firestore_outbox.config import loader, shortcuts
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.config.wiring import ProcessDrain, build_relay, make_watchdog
+from firestore_outbox.config.wiring import (
+    ProcessDrain,
+    build_front_door,
+    build_relay,
+    build_responder,
+    make_watchdog,
+)
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge.process import ProcessNudge
@@ -63,6 +69,10 @@ def test_the_root_builds_each_object_from_one_configuration() -> None:
     target = build_target(nudge, db, configuration.settings)
     assert isinstance(target, ProcessNudge)
     target.close()
+    _, settings, idempotency = build_front_door(configuration, lambda *parts: parts)
+    assert (settings, idempotency) == (configuration.settings, configuration.idempotency())
+    _, receiver = build_responder(configuration, lambda *parts: parts, verify_signatures=False)
+    assert receiver == configuration.receiver(verify_signatures=False)
 
 
 def test_a_unit_of_work_given_no_settings_reads_the_environment_once_per_process(
