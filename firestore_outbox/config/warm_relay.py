@@ -79,7 +79,7 @@ class WarmRelay:
         if left < relay.config.attempt_seconds:
             return []
         try:
-            redrive = build_redrive(relay, configuration)
+            redrive = build_redrive(configuration, relay.db)
             return [report.to_json() for report in redrive.run_due(left, owner=owner)]
         except Exception as exc:  # the live summary stands whatever a job does
             log_event(logger, logging.ERROR, "relay.redrive_failed", f"re-drive failed: {exc}")

@@ -7,7 +7,7 @@ putting the parts together themselves; each part receives its settings as argume
     backlog(relay, configuration)           # what the backlog gauges read
     nudge_or_why(configuration)             # the nudge's settings, or why there are none
     hand_off(relay, configuration)          # the nudger a nudged run hands what it found to
-    build_redrive(relay, configuration)     # the re-drive jobs' runner
+    build_redrive(configuration, db)        # the re-drive jobs' runner
     make_watchdog(configuration)            # the watchdog, every call bounded
     build_front_door(configuration, make)   # an HTTP app behind the Idempotency-Key door
     build_responder(configuration, make)    # a receiver's responder (your consumer)
@@ -93,11 +93,12 @@ def hand_off(relay: Relay, configuration: Configuration) -> Nudger | None:
     return hand_off_for(relay.db, configuration.settings, nudge_or_why(configuration))
 
 
-def build_redrive(relay: Relay, configuration: Configuration) -> Redrive:
-    """The re-drive jobs' runner over `relay`'s client and settings (docs/redrive.md)."""
+def build_redrive(configuration: Configuration, db: Client) -> Redrive:
+    """The re-drive jobs' runner (docs/redrive.md) on `db`, with the relay's settings (it
+    publishes as the relay does)."""
     from firestore_outbox.redrive.service import Redrive
 
-    return Redrive(relay.db, configuration.settings, relay.config)
+    return Redrive(db, configuration.settings, configuration.relay())
 
 
 def make_watchdog(configuration: Configuration, db: Client | None = None) -> Watchdog:
