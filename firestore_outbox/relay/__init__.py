@@ -91,6 +91,11 @@ __all__ = [
     "route_watch_failures",
 ]
 
-# `Configuration` is the composition root's (`firestore_outbox.config`, on top of the relay):
-# the relay's face names it no more, and the old import warns.
-__getattr__ = lazy_exports(__name__, moved={"Configuration": "firestore_outbox.Configuration"})
+# Names that left this list, importable from here with a DeprecationWarning for one release
+# (docs/upgrading.md). `Configuration` is the composition root's (`firestore_outbox.config`,
+# on top of the relay): the top face names it.
+_MOVED = {
+    "Configuration": "firestore_outbox.Configuration",
+}
+
+__getattr__ = lazy_exports(__name__, _MOVED)

@@ -8,6 +8,7 @@ cannot be understood one without the other)."""
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -223,17 +224,13 @@ def folder_of(module: str) -> str:
 def lazy_imports(path: Path) -> set[str]:
     """The modules a package's lazy exports import on first use: the type-only block that
     `firestore_outbox._lazy.lazy_exports` reads (with the same reader), and the new places of
-    the names it hands out with a warning (`moved=`). Empty for a module that exports
-    nothing lazily."""
-    text = path.read_text(encoding="utf-8")
-    if "lazy_exports(" not in text:
+    the names it hands out with a warning (its `_MOVED`, read from the imported package).
+    Empty for a module that exports nothing lazily."""
+    if "lazy_exports(" not in path.read_text(encoding="utf-8"):
         return set()
     found = set(type_only_imports(path).values())
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.keyword) and node.arg == "moved":
-            for place in ast.literal_eval(node.value).values():
-                found.add(place.rpartition(".")[0])
-    return found
+    moved = getattr(importlib.import_module(module_name(path)), "_MOVED", {})
+    return found | {place.rpartition(".")[0] for place in moved.values()}
 
 
 def runs(path: Path) -> set[str]:
