@@ -31,7 +31,8 @@ from firestore_outbox.nudge.message import ForeignCounts, NudgeRead, read_nudge
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges, record_nudge_refused
 from firestore_outbox.observability.telemetry import configure_telemetry, flush
-from firestore_outbox.relay import Relay, RelayConfig, keep_rocketmq_out_of_home
+from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
+from firestore_outbox.relay import Relay, RelayConfig
 from firestore_outbox.relay.fan_out import is_fan_out
 from firestore_outbox.relay.summary import refused_summary
 
