@@ -9,7 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 
-import firestore_outbox
 from firestore_outbox import edge
 from firestore_outbox.config import loader, shortcuts
 from firestore_outbox.config.loader import Configuration
@@ -20,11 +19,14 @@ from firestore_outbox.config.wiring import (
     build_responder,
     make_watchdog,
 )
+from firestore_outbox.consumer import receiver_settings
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.idempotency import config as idempotency_config
 from firestore_outbox.nudge.process import ProcessNudge
 from firestore_outbox.nudge.targets import build_target
-from firestore_outbox.producer import FirestoreUnitOfWork
+from firestore_outbox.producer import FirestoreUnitOfWork, defaults
+from firestore_outbox.relay import config as relay_config
 
 ENVIRON = {
     "FIRESTORE_PROJECT_ID": "root-test",
@@ -95,16 +97,15 @@ def test_a_unit_of_work_given_no_settings_reads_the_environment_once_per_process
 def test_the_lower_folders_conveniences_ask_the_root_through_the_edge(
     environment_reads: list[int],
 ) -> None:
-    relay_config = firestore_outbox.relay.load_relay_config()
-    assert relay_config == Configuration.load(ENVIRON).relay()
-    assert firestore_outbox.relay.load_relay_config is shortcuts.load_relay_config
-    assert firestore_outbox.consumer.load_receiver_config is shortcuts.load_receiver_config
-    assert firestore_outbox.idempotency.load_idempotency_config is (
-        shortcuts.load_idempotency_config
-    )
-    assert firestore_outbox.get_db_client is shortcuts.get_db_client
-    assert firestore_outbox.nudger_for is shortcuts.nudger_for
+    # defined beside what they load, and the very functions the root's shortcuts are
+    assert relay_config.load_relay_config() == Configuration.load(ENVIRON).relay()
+    assert relay_config.load_relay_config is shortcuts.load_relay_config
+    assert receiver_settings.load_receiver_config is shortcuts.load_receiver_config
+    assert idempotency_config.load_idempotency_config is shortcuts.load_idempotency_config
+    assert defaults.get_db_client is shortcuts.get_db_client
+    assert defaults.nudger_for is shortcuts.nudger_for
     assert edge.default() is Configuration.default()
+    assert environment_reads[0] == 2  # the loader's read, and the process's one
 
 
 def test_configuration_from_the_relay_face_still_works_with_a_warning() -> None:
