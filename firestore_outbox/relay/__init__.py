@@ -1,6 +1,7 @@
 """Running the relay: lease due outbox events, publish them, settle them. No I/O at import.
 
-    from firestore_outbox.relay import Configuration, Relay
+    from firestore_outbox import Configuration
+    from firestore_outbox.relay import Relay
 
     configuration = Configuration.load()                # the environment, read once
     relay = Relay(db, configuration.settings, configuration.relay())
@@ -47,8 +48,6 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.loader import Configuration
-    from firestore_outbox.config.shortcuts import load_relay_config
     from firestore_outbox.firestore.outbox_collections import OutboxCollections
     from firestore_outbox.firestore.raw import route_watch_failures
     from firestore_outbox.observability.logs import configure_logging
@@ -61,7 +60,7 @@ if TYPE_CHECKING:
     from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
     from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
     from firestore_outbox.publishers.settings import AccessKeySettings
-    from firestore_outbox.relay.config import RelayConfig
+    from firestore_outbox.relay.config import RelayConfig, load_relay_config
     from firestore_outbox.relay.fan_out import FanOutSettings
     from firestore_outbox.relay.partition_settings import PartitionSettings
     from firestore_outbox.relay.ramp import RampSettings
@@ -71,7 +70,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AccessKeySettings",
     "AmqpSettings",
-    "Configuration",
     "Delivery",
     "EventBridgeSettings",
     "FanOutSettings",
@@ -97,4 +95,11 @@ __all__ = [
     "route_watch_failures",
 ]
 
-__getattr__ = lazy_exports(__name__)
+# Names that left this list, importable from here with a DeprecationWarning for one release
+# (docs/upgrading.md). `Configuration` is the composition root's (`firestore_outbox.config`,
+# on top of the relay): the top face names it.
+_MOVED = {
+    "Configuration": "firestore_outbox.Configuration",
+}
+
+__getattr__ = lazy_exports(__name__, _MOVED)

@@ -10,8 +10,10 @@ builds them all from one lookup, which `firestore_outbox.config.Configuration` h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from firestore_outbox import edge
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
 from firestore_outbox.firestore.outbox_collections import OutboxCollections
@@ -220,3 +222,10 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
         return parse_secrets(value)
     except ValueError as exc:
         raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
+
+
+def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
+    """Read the relay's variables from `environ`, or from `os.environ` over `./.env` (read
+    now, by the composition root's loader); `ConfigError` names the bad one."""
+    config: RelayConfig = edge.load(environ).relay()
+    return config
