@@ -4,35 +4,31 @@ server that is no longer anyone's.
 
 `RawServer` used to close its listener while its accepting thread was blocked in `accept()`,
 and Linux keeps such a socket listening: the port went on accepting connections after the
-test, and dropped them unanswered (`curl 52 GOT_NOTHING: Empty reply from server`, a retry
-that spends an attempt). Found while chasing the curl 18 flake of a cost test (two deliveries
-failed with `end of response with 1000 bytes missing`); that flake's own path to a delivery is
-not reproduced here. The condition is forced: the accepting thread is seen blocked in
-`accept()` by the kernel before the server stops.
+test, and its script answered them. A scripted server that answers `202` dropped them
+unanswered (`curl 52 GOT_NOTHING`); the trickling nudge target answered exactly the curl 18
+flake of a cost test (`end of response with 1000 bytes missing`): it promises 1,000 bytes and,
+stopped, closes. Both are a retry that spends an event's attempt on an answer that was never
+its receiver's. The condition is forced: the accepting thread is seen blocked in `accept()` by
+the kernel before the server stops.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from pathlib import Path
-
+from firestore_outbox.nudge.targets import HttpNudge
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.http.publisher import HttpPublisher
-from tests.support.wire_servers import Connection, RawServer, answer, serve_forever
+from tests.support.wire_servers import (
+    Connection,
+    RawServer,
+    TricklingTarget,
+    answer,
+    serve_forever,
+    wait_in_accept,
+)
 
 
 def delivery(event_id: str) -> Delivery:
     return Delivery(event_id, "T", "/s", "o-1", "2026-11-21T08:00:00Z", b"{}", 1)
-
-
-def wait_in_accept(thread: threading.Thread, within: float = 5.0) -> None:
-    """Until the kernel says `thread` is blocked in `accept()` (its wait channel)."""
-    wchan = Path(f"/proc/self/task/{thread.native_id}/wchan")
-    give_up = time.monotonic() + within
-    while "accept" not in wchan.read_text():
-        assert time.monotonic() < give_up, f"not in accept(): {wchan.read_text()!r}"
-        time.sleep(0.01)
 
 
 def test_a_stopped_scripted_server_accepts_no_later_delivery() -> None:
@@ -53,3 +49,28 @@ def test_a_stopped_scripted_server_accepts_no_later_delivery() -> None:
     assert result.outcome is Outcome.CHANNEL, result  # refused: nothing listens there now
     assert (result.error or "").startswith("ConnectionError: curl 7 COULDNT_CONNECT"), result
     assert server.accepted == 1
+
+
+def test_a_stopped_trickling_target_answers_no_later_delivery() -> None:
+    """The answer of the curl 18 flake, exactly: a trickling nudge target (the one of
+    `test_nudge_http_deadline`) is stopped by its test; a delivery to its port afterwards
+    must find nothing there. With the listener left listening, the target's script took the
+    delivery, promised 1,000 bytes and closed: `curl 18 PARTIAL_FILE: end of response with
+    1000 bytes missing`, a retry that spent the event's attempt."""
+    target = TricklingTarget()
+    with RawServer(target) as server:
+        nudge = HttpNudge(server.url, timeout=0.5)
+        try:
+            assert nudge.send(frozenset({1})) is False  # its test: the trickle cut short
+        finally:
+            nudge.close()
+            target.stop.set()
+        wait_in_accept(server.accepting)  # the condition, forced
+
+    late = HttpPublisher(server.url, connect_timeout=1.0, read_timeout=2.0)
+    result = late.publish(delivery("e-late"))
+    late.close()
+    assert "bytes missing" not in (result.error or ""), result
+    assert result.outcome is Outcome.CHANNEL, result  # refused: no attempt spent
+    assert (result.error or "").startswith("ConnectionError: curl 7 COULDNT_CONNECT"), result
+    assert len(target.arrived) == 1  # the nudge of its own test, nothing after
