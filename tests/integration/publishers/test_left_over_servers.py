@@ -64,22 +64,30 @@ def test_a_stopped_scripted_server_accepts_no_later_delivery() -> None:
     assert server.accepted == 1
 
 
+def stopped_trickling_target() -> tuple[TricklingTarget, RawServer, int]:
+    """A trickling nudge target's test, ended: a nudge cut short by its deadline, the target
+    stopped while its accepting thread is seen blocked in `accept()` (the condition, forced).
+    With the number its listener's descriptor had."""
+    target = TricklingTarget()
+    with RawServer(target) as server:
+        nudge = HttpNudge(server.url, timeout=0.5)
+        try:
+            assert nudge.send(frozenset({1})) is False  # the trickle cut short
+        finally:
+            nudge.close()
+            target.stop.set()
+        number = server._listener.fileno()
+        wait_in_accept(server.accepting)
+    return target, server, number
+
+
 def test_a_stopped_trickling_target_answers_no_later_delivery() -> None:
     """The answer of the curl 18 flake, exactly: a trickling nudge target (the one of
     `test_nudge_http_deadline`) is stopped by its test; a delivery to its port afterwards
     must find nothing there. With the listener left listening, the target's script took the
     delivery, promised 1,000 bytes and closed: `curl 18 PARTIAL_FILE: end of response with
     1000 bytes missing`, a retry that spent the event's attempt."""
-    target = TricklingTarget()
-    with RawServer(target) as server:
-        nudge = HttpNudge(server.url, timeout=0.5)
-        try:
-            assert nudge.send(frozenset({1})) is False  # its test: the trickle cut short
-        finally:
-            nudge.close()
-            target.stop.set()
-        wait_in_accept(server.accepting)  # the condition, forced
-
+    target, server, _ = stopped_trickling_target()
     late = HttpPublisher(server.url, connect_timeout=1.0, read_timeout=2.0)
     result = late.publish(delivery("e-late"))
     late.close()
@@ -145,17 +153,7 @@ def test_a_stopped_trickling_targets_thread_takes_no_connection_of_a_later_recei
     thread took the receiver's next connection and answered it `202` with 1,000 bytes
     promised, then closed. The restart is forced on that thread (a signal handled with
     SA_RESTART) and the receiver's listener is made on the freed number."""
-    target = TricklingTarget()
-    with RawServer(target) as server:
-        nudge = HttpNudge(server.url, timeout=0.5)
-        try:
-            assert nudge.send(frozenset({1})) is False  # its test: the trickle cut short
-        finally:
-            nudge.close()
-            target.stop.set()
-        number = server._listener.fileno()
-        wait_in_accept(server.accepting)
-
+    target, server, number = stopped_trickling_target()
     with restarting_calls(), receiver_on_descriptor(number) as receiver:
         if server.accepting.is_alive():  # still in accept(): restarted on the receiver's
             restart_blocked_call(server.accepting)
