@@ -23,7 +23,7 @@ from contextlib import ExitStack
 from local_outbox import local_outbox, seed
 
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.config.watchdog import make_watchdog
+from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay import Relay, RelayConfig

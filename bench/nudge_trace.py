@@ -57,7 +57,7 @@ def install(directory: str, name: str) -> None:
 
     for method in RPCS:
         _time_rpc(FirestoreClient, method)
-    from firestore_outbox.relay.attempts import Attempts
+    from firestore_outbox.relay.publish.attempts import Attempts
 
     publish = Attempts._publish
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import firestore_outbox.relay.attempts as attempts
+import firestore_outbox.relay.publish.attempts as attempts
 from firestore_outbox.observability import metrics, tracing
 
 

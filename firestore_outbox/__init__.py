@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from firestore_outbox import edge
 from firestore_outbox._lazy import lazy_exports
 from firestore_outbox.errors import (
     BatchTooLarge,
@@ -33,6 +34,7 @@ from firestore_outbox.errors import (
 from firestore_outbox.fields import EventStatus
 
 if TYPE_CHECKING:
+    from firestore_outbox.config.loader import Configuration
     from firestore_outbox.config.shortcuts import load_settings
     from firestore_outbox.consumer import (
         Inbox,
@@ -58,7 +60,6 @@ if TYPE_CHECKING:
     from firestore_outbox.relay import (
         AccessKeySettings,
         AmqpSettings,
-        Configuration,
         Delivery,
         EventBridgeSettings,
         FanOutSettings,
@@ -146,6 +147,17 @@ __all__ = [
 
 
 __getattr__ = lazy_exports(__name__)
+
+
+def _composition_root() -> edge.Loader:
+    # Imported when a convenience given no settings first asks (`import firestore_outbox`
+    # stays fast); the folders below ask `edge`, never `firestore_outbox.config` itself.
+    from firestore_outbox.config.loader import Configuration
+
+    return Configuration
+
+
+edge.fill(_composition_root)
 
 
 def __dir__() -> list[str]:

@@ -13,6 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from google.cloud import firestore
 
+from firestore_outbox.config.loader import Configuration
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
@@ -31,6 +32,15 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     # The suite's process is ours: the RocketMQ publisher's tests leave nothing in ~/logs.
     keep_rocketmq_out_of_home()
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_configuration() -> Iterator[None]:
+    """Each test reads the process's configuration (`Configuration.default()`, kept for the
+    process) afresh: tests set variables that a configuration kept from another would hide."""
+    Configuration.default.cache_clear()
+    yield
+    Configuration.default.cache_clear()
 
 
 @pytest.fixture(autouse=True)

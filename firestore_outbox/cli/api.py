@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from firestore_outbox.cli.reference import load
-from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.config.wiring import build_front_door
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.limits import DEFAULT_READ_TIMEOUT_SECONDS
 from firestore_outbox.idempotency.server import DEFAULT_CONNECTION_LIMIT, create_server
@@ -82,8 +82,7 @@ def _seconds(text: str) -> float:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     config = args.config.idempotency()
-    make_api = load(args.app, "--app")
-    app = make_api(get_db_client(settings), settings, config)
+    app = build_front_door(args.config, load(args.app, "--app"))
     server = create_server(
         app,
         args.host,

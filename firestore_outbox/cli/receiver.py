@@ -8,8 +8,8 @@ from typing import Any
 
 from firestore_outbox.cli.output import wait_until_stopped
 from firestore_outbox.cli.reference import load
+from firestore_outbox.config.wiring import build_responder
 from firestore_outbox.consumer.receiver import Receiver
-from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.telemetry import add_metrics_port, configure_telemetry
 
@@ -54,11 +54,11 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    config = args.config.receiver(verify_signatures=not args.no_verify)
+    counter = build_responder(
+        args.config, load(args.consumer, "--consumer"), verify_signatures=not args.no_verify
+    )
     configure_telemetry(
         args.config.environ, metrics_port=args.metrics_port
-    )  # OTEL_* and --metrics-port
-    responder = load(args.consumer, "--consumer")
-    counter = responder(get_db_client(settings), config)
+    )  # OTEL_*, --metrics-port
     with Receiver(counter, host=args.host, port=args.port, keep=False) as receiver:
         return wait_until_stopped(f"listening on {receiver.url}")

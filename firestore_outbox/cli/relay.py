@@ -12,11 +12,10 @@ from typing import Any
 
 from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import duration, seconds
-from firestore_outbox.firestore.client import get_db_client
+from firestore_outbox.config.wiring import backlog, build_relay
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.metrics import BacklogGauges
 from firestore_outbox.observability.telemetry import add_metrics_port, configure_telemetry, flush
-from firestore_outbox.ops.status import backlog_reader
 from firestore_outbox.relay import Relay
 from firestore_outbox.relay.follow.follower import Follower, route_watch_failures
 from firestore_outbox.relay.follow.progress import DEFAULT_PROGRESS_SECONDS
@@ -65,18 +64,10 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    db, config = get_db_client(settings), args.config.relay()
-    relay = Relay(db, settings, config)
+    relay = build_relay(args.config)
     # OTLP from the OTEL_* variables, Prometheus with --metrics-port; nothing otherwise.
     if configure_telemetry(args.config.environ, metrics_port=args.metrics_port) and args.follow:
-        read = backlog_reader(
-            db,
-            settings.outbox_collection,
-            partitions=config.partitions.count,
-            lock_timeout_seconds=config.lock_timeout_seconds,
-            timeout=settings.firestore_timeout_seconds,
-        )
-        BacklogGauges(read)
+        BacklogGauges(backlog(relay, args.config))
     try:
         with relay:  # its publisher's connections end with the command, not at exit
             return _run(args, relay)

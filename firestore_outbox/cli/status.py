@@ -18,7 +18,7 @@ from firestore_outbox.cli.output import (
     utcnow,
 )
 from firestore_outbox.cli.replay.listing import JOB_COLUMNS, job_rows, jobs_json
-from firestore_outbox.config.watchdog import make_watchdog
+from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.fields import EventStatus
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops import read_status

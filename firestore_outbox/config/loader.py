@@ -7,10 +7,8 @@ and builds every settings object from that one snapshot.
     config.relay()                      # RelayConfig: needs DOWNSTREAM_SERVICE_URL (or fc)
     config.partitions(), config.nudge(), config.idempotency(), config.receiver(), config.secrets()
 
-The `outbox` command makes one per run and the Function Compute handler one per invocation;
-before, `load_settings`, `load_relay_config`, the lock timeout, the retention and the log
-masking each read `.env` again (five reads for one `outbox relay`), and a `.env` edited in
-between could give one command two configurations.
+The `outbox` command makes one per run and the Function Compute handler one per invocation,
+so one command never sees two configurations of a `.env` edited in between.
 
 Why frozen dataclasses and not pydantic-settings: the dataclasses (`Settings`, `RelayConfig`,
 `ReceiverConfig`) already validate every field in `__post_init__` with messages that name the
@@ -23,10 +21,11 @@ read once, environment over `.env`, every object built from the same values.
 Each object is built on first use, not at `load()`: `outbox status` needs no downstream URL,
 so a relay setting it never reads must not fail it.
 
-It is the one reader of the environment, and the top of the library's layers: it imports
-the settings class of every folder, and nothing below imports it. Every component receives
-its settings as arguments; only the public conveniences that take no settings
-(`firestore_outbox.config.defaults`) call `Configuration.default()`, at their edge.
+It is the one reader of the environment, and the composition root: on top of the library's
+layers, it imports the settings class of every folder (and `firestore_outbox.config.wiring`
+builds the objects from them), and nothing below imports it. Every component receives its
+settings as arguments; only the public conveniences that take no settings call
+`Configuration.default()` (the process's, read once), through `firestore_outbox.edge`.
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ if TYPE_CHECKING:
     from firestore_outbox.idempotency.config import IdempotencyConfig
     from firestore_outbox.nudge.settings import NudgeSettings
     from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.partitioned.settings import PartitionSettings
+    from firestore_outbox.relay.partition_settings import PartitionSettings
 
 __all__ = ["Configuration"]
 
@@ -128,7 +127,7 @@ class Configuration:
     def partitions(self) -> PartitionSettings:
         """The partitions (`RELAY_PARTITIONS`, ...): the writers and the commands need them
         without the rest of the relay's settings."""
-        from firestore_outbox.relay.partitioned.settings import PartitionSettings
+        from firestore_outbox.relay.partition_settings import PartitionSettings
 
         return PartitionSettings.from_environment(self.get)
 
@@ -145,7 +144,12 @@ class Configuration:
                 mode=nudge.mode, url=nudge.url, fan_out=fan_out, partition_count=count
             )
         if nudge.mode is NudgeMode.PROCESS:
-            return NudgeSettings(mode=nudge.mode, url=nudge.url, relay=self.relay())
+            from firestore_outbox.config.wiring import ProcessDrain
+
+            relay = self.relay()
+            return NudgeSettings(
+                mode=nudge.mode, url=nudge.url, relay=relay, drain=ProcessDrain(relay)
+            )
         return NudgeSettings(
             mode=nudge.mode, url=nudge.url, secrets=nudge.secrets, partition_count=count
         )

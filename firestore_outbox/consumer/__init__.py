@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.shortcuts import load_receiver_config
     from firestore_outbox.consumer.delivery import (
         DeliveryRefused,
         json_answer,
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
     from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
     from firestore_outbox.consumer.metrics import record_consumed
     from firestore_outbox.consumer.receiver import Answer, Received, Receiver
-    from firestore_outbox.consumer.receiver_settings import ReceiverConfig
+    from firestore_outbox.consumer.receiver_settings import ReceiverConfig, load_receiver_config
     from firestore_outbox.observability.logs import log_event
     from firestore_outbox.observability.tracing import process_span, record_answer
     from firestore_outbox.signing import InvalidSignature

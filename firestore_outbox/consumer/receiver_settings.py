@@ -4,8 +4,10 @@ verify deliveries, how old a signature may be, and where the inbox and the count
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from firestore_outbox import edge
 from firestore_outbox.consumer.inbox import DEFAULT_INBOX_COLLECTION
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import check_collection_id
@@ -65,3 +67,12 @@ class ReceiverConfig:
             inbox_collection=get("INBOX_COLLECTION") or DEFAULT_INBOX_COLLECTION,
             counts_collection=get("RECEIVER_COUNTS_COLLECTION") or DEFAULT_COUNTS_COLLECTION,
         )
+
+
+def load_receiver_config(
+    environ: Mapping[str, str] | None = None, *, verify_signatures: bool = True
+) -> ReceiverConfig:
+    """Read the reference receiver's variables from `environ`, or from `os.environ` over
+    `./.env` (read now); `ConfigError` names a bad one, never a secret."""
+    config: ReceiverConfig = edge.load(environ).receiver(verify_signatures=verify_signatures)
+    return config

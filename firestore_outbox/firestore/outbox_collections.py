@@ -85,7 +85,7 @@ class OutboxCollections:
 
     @property
     def partition_modes(self) -> str:
-        """The relays' lease-mode records (`firestore_outbox.relay.partitioned.mode_records`)."""
+        """The relays' lease-mode records (`firestore_outbox.relay.run.mode_records`)."""
         return f"{self.partitions}_mode"
 
     @property

@@ -3,7 +3,7 @@ Firestore (a timeout, `UNAVAILABLE`, ...: `READ_FAILURES`) is sent again, up to 
 times in all, while a budget lasts.
 
 One mechanism for every read a relay run depends on: the drain's page queries
-(`relay.partitioned.page_reads`, sent again from their cursor on the drain's thread; a
+(`relay.read.page_reads`, sent again from their cursor on the drain's thread; a
 partition whose reads keep failing is given up for the run) and, through `read_retrying`,
 the reads a run makes in line: a timer run's survey, the held-events reads, the re-check
 after a release, the per-event due queries and a backlog run's counts beside its drain.

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.wiring import build_front_door
 from firestore_outbox.errors import OutboxError
-from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.idempotency.problems import problem
 from firestore_outbox.idempotency.wsgi import WSGIApp, collect
 from firestore_outbox.observability.logs import configure_logging
@@ -80,10 +80,7 @@ class HttpFunction:
             if self._app is None:
                 configuration = self._load()
                 configure_logging(configuration.secrets(), thread_exceptions=True)
-                settings = configuration.settings
-                self._app = self._make_app(
-                    get_db_client(settings), settings, configuration.idempotency()
-                )
+                self._app = build_front_door(configuration, self._make_app)
             return self._app
 
 

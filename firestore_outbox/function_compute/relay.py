@@ -18,9 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from firestore_outbox.config.loader import Configuration
+from firestore_outbox.config.warm_relay import WarmRelay
 from firestore_outbox.errors import ConfigError, OutboxError
-from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.function_compute.nudge_trigger import (
     NudgeGate,
     Refused,
@@ -28,16 +27,12 @@ from firestore_outbox.function_compute.nudge_trigger import (
     http_request,
     ran,
 )
-from firestore_outbox.nudge import NudgeSettings, hand_off_for
 from firestore_outbox.nudge.message import ForeignCounts, NudgeRead, read_nudge
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.metrics import BacklogGauges, record_nudge_refused
 from firestore_outbox.observability.telemetry import configure_telemetry, flush
-from firestore_outbox.ops.status import backlog_reader
 from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
-from firestore_outbox.redrive.service import Redrive
-from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.core import Relay
+from firestore_outbox.relay import Relay, RelayConfig
 from firestore_outbox.relay.fan_out import is_fan_out
 from firestore_outbox.relay.summary import refused_summary
 
@@ -59,10 +54,7 @@ class RelayFunction:
 
     def __init__(self, load: Callable[[], Configuration] = Configuration.load) -> None:
         self._load = load
-        self._lock = threading.Lock()
-        self._cached: tuple[tuple[Settings, RelayConfig], Relay] | None = None
-        # What the backlog gauges read: the current configuration's outbox.
-        self._backlog: list[Callable[[], tuple[dict[str, int], float | None]]] = []
+        self._warm = WarmRelay()  # the composition root's: built once, kept while it holds
         self._foreign = ForeignCounts()  # producers of another RELAY_PARTITIONS, logged
         self._nudges_seen: Counter[str] = Counter()  # the hand-off nudger's, at the last beat
         self._gate = NudgeGate()  # what http_handler lets through
@@ -70,7 +62,7 @@ class RelayFunction:
     @property
     def relay(self) -> Relay | None:
         """The relay a warm instance reuses; None before the first (configured) invocation."""
-        return None if self._cached is None else self._cached[1]
+        return self._warm.relay
 
     def initialize(self, context: Any) -> None:
         """Warm the Firestore client and the HTTP session before the first timer fires."""
@@ -78,7 +70,7 @@ class RelayFunction:
         configure_logging(configuration.secrets(), thread_exceptions=True)
         keep_rocketmq_out_of_home()  # the function's home is read-only
         try:
-            self._relay(configuration)
+            self._warm.get(configuration)
         except OutboxError as exc:  # each invocation reports it again
             log_event(logger, logging.ERROR, "relay.not_configured", f"relay not configured: {exc}")
 
@@ -129,7 +121,7 @@ class RelayFunction:
         trigger = _trigger(event)
         request_id = getattr(context, "request_id", None)
         try:
-            relay = self._relay(configuration)
+            relay = self._warm.get(configuration)
             if exporting:
                 self._register_gauges()
         except OutboxError as exc:
@@ -147,7 +139,7 @@ class RelayFunction:
                 # a timer's run that went well: re-drive jobs in the time it left
                 budget = _time_budget(context, relay.config)[0] or relay.config.time_budget_seconds
                 left = budget - (time.monotonic() - started)
-                summary["redrive"] = _redrive(relay, configuration, left, request_id)
+                summary["redrive"] = self._warm.run_redrive(relay, configuration, left, request_id)
         summary.update(requestId=request_id, trigger=trigger.get("triggerName"))
         log_event(logger, logging.INFO, "relay.summary", "relay summary", **summary)
         return summary
@@ -173,11 +165,7 @@ class RelayFunction:
                 return summary
         nudged = None if nudge is None else nudge.partitions
         # What a nudged run's re-check finds goes to a new invocation (a nudge).
-        hand_off = (
-            hand_off_for(relay.db, configuration.settings, _nudge(configuration))
-            if nudged is not None
-            else None
-        )
+        hand_off = None if nudged is None else self._warm.hand_off(relay, configuration)
         budget, source = _time_budget(context, relay.config)
         summary = relay.run(
             time_budget=budget,
@@ -202,34 +190,6 @@ class RelayFunction:
             self._nudges_seen = counts
         return summary
 
-    def _relay(self, configuration: Configuration) -> Relay:
-        """The relay for the current configuration, built once and reused while it holds.
-
-        When the configuration changes, the old relay's publisher is closed: its keep-alive
-        connections (to a downstream that may now be the wrong one, with old credentials) are
-        not left to the garbage collector. An invocation still running on it (instance
-        concurrency) is not disturbed: a request in flight finishes, its connection closes after.
-        """
-        settings, config = configuration.settings, configuration.relay()
-        with self._lock:
-            if self._cached is None or self._cached[0] != (settings, config):
-                logging.getLogger().setLevel(settings.log_level)
-                db = get_db_client(settings)
-                relay = Relay(db, settings, config)
-                stale, self._cached = self._cached, ((settings, config), relay)
-                self._backlog[:] = [
-                    backlog_reader(
-                        db,
-                        settings.outbox_collection,
-                        partitions=config.partitions.count,
-                        lock_timeout_seconds=config.lock_timeout_seconds,
-                        timeout=settings.firestore_timeout_seconds,
-                    )
-                ]
-                if stale is not None:
-                    stale[1].close()
-            return self._cached[1]
-
     def _register_gauges(self) -> None:
         """The backlog gauges, once per process. Their callbacks run only when the metrics are
         collected (the flush before the handler returns, or the export interval), never during
@@ -237,15 +197,7 @@ class RelayFunction:
         collection; a reading that fails or runs out of time is a gap in the series."""
         with _gauges_lock:
             if not _gauges:
-                _gauges.append(BacklogGauges(lambda: self._backlog[0]()))
-
-
-def _nudge(configuration: Configuration) -> NudgeSettings | str:
-    """The nudge's settings, or the problem with them (the hand-off is then off)."""
-    try:
-        return configuration.nudge()
-    except OutboxError as exc:
-        return str(exc)
+                _gauges.append(BacklogGauges(self._warm.backlog))
 
 
 def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:
@@ -262,21 +214,6 @@ def _trigger(event: bytes | str | dict[str, Any] | None) -> dict[str, Any]:
         logger.warning("ignoring an event that is not JSON (%d characters)", len(event))
         return {}
     return parsed if isinstance(parsed, dict) else {}
-
-
-def _redrive(
-    relay: Relay, configuration: Configuration, left: float, owner: str | None
-) -> list[dict[str, Any]]:
-    """Run the re-drive jobs that wait for a runner, after the live run and within the time
-    it left (docs/redrive.md); a failure is logged, never the live run's."""
-    if left < relay.config.attempt_seconds:
-        return []
-    try:
-        redrive = Redrive(relay.db, configuration.settings, relay.config)
-        return [report.to_json() for report in redrive.run_due(left, owner=owner)]
-    except Exception as exc:  # the live summary stands whatever a job does
-        log_event(logger, logging.ERROR, "relay.redrive_failed", f"re-drive failed: {exc}")
-        return []
 
 
 def _time_budget(context: Any, config: RelayConfig) -> tuple[float | None, str | None]:

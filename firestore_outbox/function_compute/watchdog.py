@@ -15,7 +15,7 @@ import logging
 from typing import Any
 
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.config.watchdog import make_watchdog
+from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.observability.logs import configure_logging, log_event
 from firestore_outbox.observability.telemetry import configure_telemetry, flush

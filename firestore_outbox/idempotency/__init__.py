@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.shortcuts import load_idempotency_config
     from firestore_outbox.idempotency.answers import Answer
     from firestore_outbox.idempotency.asgi import IdempotencyASGIMiddleware
-    from firestore_outbox.idempotency.config import IdempotencyConfig
+    from firestore_outbox.idempotency.config import IdempotencyConfig, load_idempotency_config
     from firestore_outbox.idempotency.crypto import AnswerUnreadable, EncryptionKeys
     from firestore_outbox.idempotency.door import CLAIM, Claim, FrontDoor, LockLost
     from firestore_outbox.idempotency.keys import InvalidKey, parse_key, record_id

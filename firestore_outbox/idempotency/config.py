@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from firestore_outbox import edge
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import check_collection_id
 from firestore_outbox.idempotency.crypto import EncryptionKeys
@@ -101,3 +103,10 @@ def _seconds(variable: str, text: str | None, default: float) -> float:
 
 def _bytes(variable: str, text: str | None, default: int) -> int:
     return default if text is None else parse_whole(variable, text, what="a whole number of bytes")
+
+
+def load_idempotency_config(environ: Mapping[str, str] | None = None) -> IdempotencyConfig:
+    """Read the `IDEMPOTENCY_*` variables from `environ`, or from `os.environ` over `./.env`
+    (read now); a malformed one raises `ConfigError` naming it."""
+    config: IdempotencyConfig = edge.load(environ).idempotency()
+    return config

@@ -4,6 +4,7 @@ signed with), read like every other variable."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -12,6 +13,10 @@ from firestore_outbox.errors import ConfigError
 from firestore_outbox.numbers import Get
 
 if TYPE_CHECKING:
+    from google.cloud.firestore import Client
+
+    from firestore_outbox.firestore.settings import Settings
+    from firestore_outbox.nudge.sender import NudgeTarget
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.fan_out import FanOutSettings
 
@@ -30,7 +35,7 @@ class NudgeMode(str, Enum):
 @dataclass(frozen=True, kw_only=True)
 class NudgeSettings:
     """`mode` and, for `http`, `url` and the `secrets` its nudges are signed with (for
-    `fc3`, `fan_out`; for `process`, `relay`). The
+    `fc3`, `fan_out`; for `process`, `drain` and its `relay`). The
     sender's bounds: at most `queue_size` nudges waiting (more are dropped and counted),
     `timeout_seconds` per nudge sent, at least `interval_seconds` per token of the sender's
     bucket (a burst of two goes at once, then one nudge per interval, stretched under load:
@@ -47,9 +52,12 @@ class NudgeSettings:
     # refuses it (`firestore_outbox.nudge.message.read_nudge`). None: not sent.
     partition_count: int | None = None
     # What the target is built from: `fc3` invokes the function fan-out names, `process`
-    # drains with this relay configuration (`Configuration.nudge()` fills the one it needs).
+    # drains with `drain(db, settings)`, a target over a relay of `relay` that the composition
+    # root builds (`Configuration.nudge()` fills what the mode needs): the nudge builds no
+    # relay itself.
     fan_out: FanOutSettings | None = field(default=None, repr=False)
     relay: RelayConfig | None = field(default=None, repr=False)
+    drain: Callable[[Client, Settings], NudgeTarget] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode is NudgeMode.HTTP:

@@ -1,7 +1,8 @@
 """The nudge's targets: FC 3.0 async invoke of the relay function (`fc3`, with the function
 and AccessKey fan-out uses), an HTTP POST (`http`), and drains in this process (`process`:
-`firestore_outbox.nudge.process`).
-Each is built from its `NudgeSettings` when the first commit needs it (`nudger_for`)."""
+`firestore_outbox.nudge.process`, over a relay the composition root builds:
+`NudgeSettings.drain`). Each is built from its `NudgeSettings` when the first commit needs
+it (`nudger_for`)."""
 
 from __future__ import annotations
 
@@ -125,12 +126,9 @@ def build_target(
             secrets=nudge.secrets,
         )
     if nudge.mode is NudgeMode.PROCESS:
-        from firestore_outbox.nudge.process import ProcessNudge
-        from firestore_outbox.relay import Relay
-
-        if nudge.relay is None:
+        if nudge.drain is None:
             raise ConfigError("OUTBOX_NUDGE=process needs the relay's configuration")
-        return ProcessNudge(Relay(db, settings, nudge.relay))
+        return nudge.drain(db, settings)
     function = nudge.fan_out
     if function is None:
         raise ConfigError("OUTBOX_NUDGE=fc3 needs the fan-out's settings (RELAY_FAN_OUT_*)")

@@ -14,7 +14,7 @@ from firestore_outbox.ops.held import HeldAggregate, list_held
 from firestore_outbox.ops.purge import processed_queries
 from firestore_outbox.ops.scan import count_each
 from firestore_outbox.ops.status import count_by_status, time_left
-from firestore_outbox.relay.partitioned.lease_documents import HOLDER, KnownLease
+from firestore_outbox.relay.claim.partition_leases import HOLDER, KnownLease
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client

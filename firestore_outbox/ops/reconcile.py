@@ -5,7 +5,7 @@
   orders, `create_new_order`), or its event deleted;
 - an aggregate's event whose document does not exist: deleted, or the event forged;
 - a `PENDING` event without a timestamp `nextAttemptAt` (another producer's): invisible to
-  the due query until a relay run finds and leases it (`firestore_outbox.relay.unscheduled`).
+  the due query until a relay run finds and leases it (`firestore_outbox.relay.read.unscheduled`).
 
 The aggregates checked are the ones named (`aggregates`: aggregate type -> collection; by
 default the reference application's `order` in `orders`); their documents need a timestamp
@@ -36,9 +36,9 @@ from firestore_outbox.fields import (
 )
 from firestore_outbox.firestore.limits import check_document_id
 from firestore_outbox.ops.scan import PAGE_SIZE, chunks, pages
-from firestore_outbox.relay.partitioned.scan import needs_partition
+from firestore_outbox.relay.healing import needs_partition
+from firestore_outbox.relay.read.unscheduled import find_unscheduled
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client

@@ -20,8 +20,8 @@ from firestore_outbox.fields import (
     EventStatus,
 )
 from firestore_outbox.ops.scan import chunks, count_at, count_each, pages
+from firestore_outbox.relay.read.unscheduled import find_unscheduled
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.unscheduled import find_unscheduled
 
 PENDING, PROCESSING = EventStatus.PENDING, EventStatus.PROCESSING
 # How many PENDING documents `status` reads at most to name unscheduled events.

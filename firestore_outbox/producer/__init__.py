@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.shortcuts import get_db_client, nudger_for
     from firestore_outbox.firestore.deadline import bounded_retry
     from firestore_outbox.firestore.limits import (
         MAX_WRITES_PER_BATCH,
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     )
     from firestore_outbox.firestore.settings import Settings
     from firestore_outbox.nudge import Nudger
+    from firestore_outbox.producer.defaults import get_db_client, nudger_for
     from firestore_outbox.producer.repository import OutboxRepository, Repository, checked_id
     from firestore_outbox.producer.uow import FirestoreUnitOfWork
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from google.cloud.firestore import SERVER_TIMESTAMP
 
+from firestore_outbox import edge
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.fields import (
     AGGREGATE_ID,
@@ -68,11 +69,11 @@ class UnitOfWork(Protocol):
 
 
 def configured_partitions() -> int:
-    """`RELAY_PARTITIONS` as the configuration says now: for a writer given no count (the
-    writers and the relay must agree on it). Read at this public edge, once per repository."""
-    from firestore_outbox.config.loader import Configuration
-
-    return Configuration.load().partitions().count
+    """`RELAY_PARTITIONS` as the process's configuration says: for a writer given no count
+    (the writers and the relay must agree on it). The environment is read once per process
+    (`firestore_outbox.edge.default()`), never per unit of work or repository."""
+    count: int = edge.default().partitions().count
+    return count
 
 
 def checked_id(value: str, what: str) -> str:
@@ -170,9 +171,7 @@ class Repository:
                 f'{type(self).__name__}(db, "invoices"), or a collection_setting'
             )
         # A public edge given no collection: the process's configuration names it.
-        from firestore_outbox.config.loader import Configuration
-
-        return str(getattr(Configuration.default().settings, setting))
+        return str(getattr(edge.default().settings, setting))
 
 
 class OutboxRepository(Repository):

@@ -11,6 +11,7 @@ from enum import Enum
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from firestore_outbox import edge
 from firestore_outbox.errors import BatchTooLarge, DocumentTooLarge, InvalidInput, UnitOfWorkClosed
 from firestore_outbox.firestore.limits import (
     EMULATOR_MAX_REQUEST_BYTES,
@@ -24,6 +25,7 @@ from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import Nudger, nudge_committed
 from firestore_outbox.producer.batch import Write, build_batch, request_size
 from firestore_outbox.producer.commits import COMMIT_TOKEN_FIELD, Landing, send
+from firestore_outbox.producer.defaults import nudger_for
 from firestore_outbox.producer.repository import OutboxRepository
 
 if TYPE_CHECKING:
@@ -52,8 +54,8 @@ class FirestoreUnitOfWork:
 
     After a commit that wrote outbox events, the relay is nudged to deliver them now when
     `OUTBOX_NUDGE` says so (or through `nudger`; `False`: never). Without `settings` (or
-    `partitions`), the process's configuration names them (`Configuration.default()`;
-    `RELAY_PARTITIONS`, read once per unit of work). The nudge is queued for a
+    `partitions`), the process's configuration names them (`firestore_outbox.edge.default()`:
+    the environment, `RELAY_PARTITIONS` among it, read once per process). The nudge is queued for a
     background sender: it never fails or slows the commit.
 
     Every document it creates carries its commit token (field `commitToken`), so that a commit
@@ -82,9 +84,7 @@ class FirestoreUnitOfWork:
         partitions: int | None = None,
     ) -> None:
         if settings is None:  # the public edge: the process's configuration, read once
-            from firestore_outbox.config.loader import Configuration
-
-            settings = Configuration.default().settings
+            settings = edge.default().settings
         self.db = db
         self.outbox = OutboxRepository(
             db, settings.outbox_collection, uow=self, partitions=partitions
@@ -217,9 +217,7 @@ class FirestoreUnitOfWork:
 
     def _shared_nudger(self) -> Nudger | None:
         """The process's nudger for `OUTBOX_NUDGE`: the configuration is read at this public
-        edge, once per process (`firestore_outbox.config.shortcuts.nudger_for`)."""
-        from firestore_outbox.config.shortcuts import nudger_for
-
+        edge, once per process (`firestore_outbox.producer.defaults.nudger_for`)."""
         return nudger_for(self.db, self._settings)
 
     def _add(self, write: Write, headroom: int = 0) -> None:

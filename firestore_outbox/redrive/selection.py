@@ -4,7 +4,7 @@ job document, and turned into one query per stored partition.
 Events keep the partition they were written with, whatever `RELAY_PARTITIONS` says today, so
 the partitions walked are the ones stored (`next_partition_query`: the single-field index on
 `partition`, one read per partition), not today's. Each partition's query leads with
-`partition`, like the relay's own (`relay.partitioned.scan`), so the composite index
+`partition`, like the relay's own (`relay.read.scan`), so the composite index
 `partition, status, createdAt, sequence` that the relay already needs serves it; an aggregate
 id adds `aggregateId`, else a single event type adds `eventType` (their indexes are in
 `firestore.indexes.json`). Several event types and the aggregate type are checked on each

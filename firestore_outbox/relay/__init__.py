@@ -1,6 +1,7 @@
 """Running the relay: lease due outbox events, publish them, settle them. No I/O at import.
 
-    from firestore_outbox.relay import Configuration, Relay
+    from firestore_outbox import Configuration
+    from firestore_outbox.relay import Relay
 
     configuration = Configuration.load()                # the environment, read once
     relay = Relay(db, configuration.settings, configuration.relay())
@@ -16,20 +17,24 @@ exceptions included), `route_watch_failures()` (follow mode's listener errors na
 log) and `keep_rocketmq_out_of_home()` (the RocketMQ client writes no `~/logs`).
 
 Where one event's steps live (modules below `firestore_outbox.relay`; partition leases, the
-default, first, then per-event leases, `RELAY_LEASES=event`):
+default, first, then per-event leases, `RELAY_LEASES=event`). `run` drives; each step is a
+folder the event passes once, calling only later steps; what several steps name sits at
+the root, below them (`config`, `lease`, `events`, `transitions`, `store`, `pipeline`,
+`aggregates`, `healing`, `summary`):
 
-    run      core (`Relay.run`): the lease-mode record (partitioned.mode_records), the
-             pipeline (per_event.delivering: the publishing pool and the settler)
-    claim    partitioned.drain -> partitioned.holdings -> partitioned.claims, written by
-             partitioned.lease_documents | none: the event's own lease (below) is its claim
-    read     partitioned.page_reads (the queries: partitioned.scan), in order by
-             partitioned.aggregates | per_event.drain (`look_for_due`: store's due queries)
-    lease    partitioned.head_sender (`take_head`: no write) | per_event.drain (`lease_batch`:
-             a conditional write); either way a held_event.Lease (the document read into
-             an events.OutboxEvent), planned by transitions
-    publish  attempts (deadline, breaker), in the pipeline's pool
-    settle   settling.settler (group commits) -> settling.change (one settle, its fields from
-             transitions) -> settling.writes (retried, uncertain ones read back) -> store
+    run      run.relay (`Relay.run`), run.ending (budget, summary), run.mode_records;
+             run.partition_drain -> run.page_loop | run.event_drain
+    claim    claim.nudged, claim.holdings -> claim.partition_claims, written by
+             claim.partition_leases | claim.event_lease (`lease_batch`: a conditional write
+             per event, after the read)
+    read     read.survey, read.page_reads (the queries: read.scan), queued in order by
+             aggregates | read.due (`look_for_due`: store's due queries)
+    publish  publish.head_sender (`HeadSender.send`: no write, the partition's lease covers
+             it) -> publish.attempts (deadline, breaker), in publish.pool's pool | the same,
+             without head_sender; either way the event is a lease.Lease (the document read
+             into an events.OutboxEvent), its writes planned by transitions
+    settle   settle.settler (group commits) -> settle.change (one settle, its fields from
+             transitions) -> settle.writes (retried, uncertain ones read back) -> store
 
 The names load on first use (PEP 562): importing any module of the relay runs this file
 first, and an eager import of the core here would make every module the core imports (the
@@ -43,8 +48,6 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.loader import Configuration
-    from firestore_outbox.config.shortcuts import load_relay_config
     from firestore_outbox.firestore.outbox_collections import OutboxCollections
     from firestore_outbox.firestore.raw import route_watch_failures
     from firestore_outbox.observability.logs import configure_logging
@@ -57,17 +60,16 @@ if TYPE_CHECKING:
     from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
     from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
     from firestore_outbox.publishers.settings import AccessKeySettings
-    from firestore_outbox.relay.config import RelayConfig
-    from firestore_outbox.relay.core import Relay
+    from firestore_outbox.relay.config import RelayConfig, load_relay_config
     from firestore_outbox.relay.fan_out import FanOutSettings
-    from firestore_outbox.relay.partitioned.settings import PartitionSettings
+    from firestore_outbox.relay.partition_settings import PartitionSettings
     from firestore_outbox.relay.ramp import RampSettings
+    from firestore_outbox.relay.run.relay import Relay
     from firestore_outbox.relay.summary import RunStatus, RunSummary, StopReason
 
 __all__ = [
     "AccessKeySettings",
     "AmqpSettings",
-    "Configuration",
     "Delivery",
     "EventBridgeSettings",
     "FanOutSettings",
@@ -93,4 +95,11 @@ __all__ = [
     "route_watch_failures",
 ]
 
-__getattr__ = lazy_exports(__name__)
+# Names that left this list, importable from here with a DeprecationWarning for one release
+# (docs/upgrading.md). `Configuration` is the composition root's (`firestore_outbox.config`,
+# on top of the relay): the top face names it.
+_MOVED = {
+    "Configuration": "firestore_outbox.Configuration",
+}
+
+__getattr__ = lazy_exports(__name__, _MOVED)

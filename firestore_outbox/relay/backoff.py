@@ -1,4 +1,6 @@
-"""Exponential backoff with full jitter, never below the base, never above the cap."""
+"""Exponential backoff with full jitter: an event's next attempt (`backoff_delay`, never
+below the base, never above the cap), and the pause before a failed Firestore call is sent
+again (`backoff_pause`)."""
 
 from __future__ import annotations
 
@@ -25,3 +27,8 @@ def backoff_delay(
     if retry_after is not None and retry_after > 0:
         delay = max(delay, min(retry_after, cap))
     return delay
+
+
+def backoff_pause(attempt: int, rng: random.Random) -> float:
+    """Full-jitter pause before retry `attempt`: below 0.1 s doubling, at most 2 s."""
+    return rng.uniform(0, min(2.0, 0.1 * 2 ** (attempt - 1)))

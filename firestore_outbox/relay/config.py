@@ -10,8 +10,10 @@ builds them all from one lookup, which `firestore_outbox.config.Configuration` h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from firestore_outbox import edge
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.limits import MAX_WRITES_PER_BATCH
 from firestore_outbox.firestore.outbox_collections import OutboxCollections
@@ -28,7 +30,7 @@ from firestore_outbox.publishers.base import PublisherOptions
 from firestore_outbox.publishers.registry import PUBLISHERS, REGISTRY
 from firestore_outbox.publishers.settings import PublisherSettings
 from firestore_outbox.relay.fan_out import FanOutSettings
-from firestore_outbox.relay.partitioned.settings import PartitionSettings
+from firestore_outbox.relay.partition_settings import PartitionSettings
 from firestore_outbox.relay.ramp import RampSettings
 from firestore_outbox.signing import Signer, parse_secrets
 
@@ -74,7 +76,7 @@ class RelayConfig:
     heartbeat_seconds: float = 15.0
     health_collection: str | None = None
     event_source: str | None = None
-    # Nudges on: a partition released drained is read once more (`relay.partitioned.drain`).
+    # Nudges on: a partition released drained is read once more (`relay.run.page_loop`).
     recheck_released: bool = False
     signing_secrets: tuple[str, ...] = field(default=(), repr=False)
     # Every other secret the process is configured with (`Configuration.secrets()`): a
@@ -220,3 +222,10 @@ def _signing_secrets(value: str | None) -> tuple[str, ...]:
         return parse_secrets(value)
     except ValueError as exc:
         raise ConfigError(f"RELAY_SIGNING_SECRET: {exc}") from None
+
+
+def load_relay_config(environ: Mapping[str, str] | None = None) -> RelayConfig:
+    """Read the relay's variables from `environ`, or from `os.environ` over `./.env` (read
+    now, by the composition root's loader); `ConfigError` names the bad one."""
+    config: RelayConfig = edge.load(environ).relay()
+    return config

@@ -29,7 +29,7 @@ from firestore_outbox.publishers.settings import AccessKeySettings
 if TYPE_CHECKING:
     from firestore_outbox.publishers.fc.fc2 import FcPublisher
     from firestore_outbox.publishers.fc.fc3 import Fc3Publisher
-    from firestore_outbox.relay.partitioned.settings import PartitionSettings
+    from firestore_outbox.relay.partition_settings import PartitionSettings
 
 # The CloudEvents type of a fanned-out invocation's event: the handler does not fan out again.
 FAN_OUT_TYPE = "firestore-outbox.relay.fan-out"

@@ -1,10 +1,10 @@
-"""How the relay counts and reports write outcomes it does not simply apply, and how long it
-waits before trying a transient failure again (shared by leasing and settling)."""
+"""How the relay counts and reports write outcomes it does not simply apply (shared by
+claiming, reading and settling), and which failures of a whole call are worth another try
+(the pause before it: `relay.backoff.backoff_pause`)."""
 
 from __future__ import annotations
 
 import logging
-import random
 
 from google.api_core import exceptions as google_exceptions
 
@@ -48,8 +48,3 @@ def count_refused(tally: Tally, event_id: str, attempt: int, written: Written, k
         error=written.reason,
         parked=parked,
     )
-
-
-def backoff_pause(attempt: int, rng: random.Random) -> float:
-    """Full-jitter pause before retry `attempt`: below 0.1 s doubling, at most 2 s."""
-    return rng.uniform(0, min(2.0, 0.1 * 2 ** (attempt - 1)))

@@ -1,20 +1,22 @@
-"""What one drain works with: the publishing pool, the settler, the count of leased events
-not settled yet, the run's deadline and the channel's circuit breaker."""
+"""What one drain works with (`Pipeline`): the publishing pool, the settler, the count of
+claimed events not settled yet (`InFlight`), the run's deadline and the channel's circuit
+breaker, and why a run should stop now (`Pipeline.stop_reason`). Every step takes it;
+`relay.publish.pool` opens it."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from firestore_outbox.publishers.base import PublishResult
-from firestore_outbox.relay.attempts import retry_for_bug
-from firestore_outbox.relay.breaker import Breaker
-from firestore_outbox.relay.held_event import Lease
-from firestore_outbox.relay.ramp import RampGovernor
-from firestore_outbox.relay.settling.settler import Settler
-from firestore_outbox.relay.summary import Tally
+from firestore_outbox.relay.summary import StopReason, Tally
+
+if TYPE_CHECKING:
+    from firestore_outbox.relay.publish.breaker import Breaker
+    from firestore_outbox.relay.ramp import RampGovernor
+    from firestore_outbox.relay.settle.settler import Settler
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,18 @@ class Pipeline:
     tally: Tally
     breaker: Breaker
     ramp: RampGovernor | None = None  # RELAY_RAMP=on: paces reads and settles
+
+    def stop_reason(self, stop: threading.Event, attempt_seconds: float) -> StopReason | None:
+        """Why the run should stop now, if it should: out of time (or `stop` set: follow
+        mode is stopping, settle what is in flight, then leave), the channel broken, or the
+        settler failed."""
+        if stop.is_set() or self.deadline - time.monotonic() < attempt_seconds:
+            return StopReason.BUDGET
+        if self.breaker.open:
+            return StopReason.CHANNEL
+        if self.settler.error is not None:
+            return StopReason.ERROR
+        return None
 
 
 class InFlight:
@@ -50,31 +64,3 @@ class InFlight:
     def wait_below(self, limit: int, timeout: float | None = None) -> bool:
         with self._changed:
             return self._changed.wait_for(lambda: self._count < limit, timeout)
-
-
-def hand_to(settler: Settler, lease: Lease) -> Callable[[Future[PublishResult | None]], None]:
-    """A done-callback that passes a publish's result to the settler."""
-
-    def settle(published: Future[PublishResult | None]) -> None:
-        settler.put(lease, outcome_of(published, lease))
-
-    return settle
-
-
-def outcome_of(published: Future[PublishResult | None], lease: Lease) -> PublishResult | None:
-    """A publish's result; a retry if the attempt raised after all (a bug in its own code:
-    tracing, metrics). A done-callback that raises is only logged by the pool, and its lease
-    was then neither settled nor counted done: the run waited for it for ever."""
-    try:
-        return published.result()
-    except Exception as exc:
-        event_id = lease.event.event_id
-        return retry_for_bug(
-            "relay.attempt_raised",
-            f"the attempt on event {event_id} raised",
-            exc,
-            event_id=event_id,
-            attempt=lease.attempt,
-            # The class only: its message may hold what the publisher's errors are masked for.
-            error=f"the attempt raised {type(exc).__name__}",
-        )

@@ -1,5 +1,5 @@
 """What one `Relay.run()` reports (`RunSummary`), why a run stopped (`StopReason`), and how a
-run's tally becomes its summary (or a Firestore error its end), recorded as metrics.
+run's tally becomes its summary, recorded as metrics (how a run ends: `relay.run.ending`).
 
 The counts are named once, here (`RUN_COUNTS`, their JSON names): follow mode's summary
 (`firestore_outbox.relay.follow.progress`) carries the same ones, so a count added here shows
@@ -11,19 +11,15 @@ from __future__ import annotations
 import datetime
 import enum
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.api_core import exceptions as google_exceptions
-
-from firestore_outbox.observability.logs import log_event
 from firestore_outbox.observability.metrics import record_run
 
-# The relay core's name, as before this module was split from it: log queries filter on it.
+# The relay's run logger (`firestore_outbox.relay.core`): log queries filter on its name.
 logger = logging.getLogger("firestore_outbox.relay.core")
 
 
@@ -46,7 +42,7 @@ class StopReason(str, enum.Enum):
     ERROR = "error"  # Firestore failed
     STOP = "stop"  # follow mode was asked to stop
     # relays of the other lease mode may still hold leases: it drained nothing (see
-    # `firestore_outbox.relay.partitioned.mode_records`)
+    # `firestore_outbox.relay.run.mode_records`)
     MODE = "mode"
     # the budget cannot fit one attempt (its HTTP timeouts and the settle): nothing was tried
     BUDGET_TOO_SHORT = "budgetTooShort"
@@ -208,35 +204,6 @@ class RunSummary(Mapping[str, Any]):
         return self.status is RunStatus.OK
 
 
-def firestore_error(exc: google_exceptions.GoogleAPIError, instance: str) -> str:
-    """Log the Firestore error that ended run `instance`; the summary's `error` for it."""
-    log_event(
-        logger,
-        logging.ERROR,
-        "relay.firestore_error",
-        f"relay {instance} stopped: Firestore error: {exc}",
-        instanceId=instance,
-        errorClass=type(exc).__name__,
-    )
-    return f"Firestore: {exc}"
-
-
-def waiting_for_mode(tally: Tally, instance: str, mode: str, until: datetime.datetime) -> None:
-    """Log that run `instance` drains nothing because relays of lease mode `mode` may still
-    hold leases until `until` (`firestore_outbox.relay.partitioned.mode_records`), and count it."""
-    log_event(
-        logger,
-        logging.WARNING,
-        "relay.mode_wait",
-        f"relay {instance} waits: relays with RELAY_LEASES={mode} may hold leases until "
-        f"{until.isoformat()}; it drains nothing before then",
-        instanceId=instance,
-        waitingFor=mode,
-        modeUntil=until.isoformat(),
-    )
-    tally[Count.MODE_WAITS] += 1
-
-
 def finish_summary(
     tally: Tally,
     instance: str,
@@ -288,18 +255,4 @@ def stalled(budget: float, config_attempt: float, source: str) -> str:
         f"{source} leaves {budget:g} s, less than one attempt needs ({config_attempt:g} s: "
         "RELAY_HTTP_TIMEOUT_SECONDS, its connect timeout and the settle): nothing can be "
         "published; raise the budget or lower RELAY_HTTP_TIMEOUT_SECONDS"
-    )
-
-
-def starved(
-    tally: Tally, stopped_by: StopReason, error: str | None, stop: threading.Event | None
-) -> bool:
-    """Whether a run's budget ran out before it published anything: a run with nothing due
-    stops `drained`, so its summary must not say `ok`. Not a follow-mode run (`stop` given):
-    its follower runs again at once, and takes a summary that is not ok for Firestore's."""
-    return (
-        error is None
-        and stopped_by is StopReason.BUDGET
-        and stop is None
-        and not tally[Count.LEASED]
     )

@@ -35,7 +35,7 @@ from firestore_outbox.partitions import HELD
 from firestore_outbox.publishers.base import Outcome, PublishResult, bounded_error
 from firestore_outbox.relay.backoff import backoff_delay
 from firestore_outbox.relay.events import OutboxEvent, PoisonEvent
-from firestore_outbox.relay.held_event import Settled
+from firestore_outbox.relay.lease import Settled
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig

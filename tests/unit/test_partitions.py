@@ -17,8 +17,8 @@ from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.cas import WriteOutcome, Written
 from firestore_outbox.partitions import partition_of
 from firestore_outbox.publishers.base import Outcome, PublishResult
+from firestore_outbox.relay.aggregates import Aggregates, goes_on
 from firestore_outbox.relay.fan_out import wanted
-from firestore_outbox.relay.partitioned.aggregates import Aggregates, goes_on
 from tests.support.helpers import FAST, configured
 
 

@@ -63,10 +63,10 @@ def test_the_entry_points_use_only_public_names(folder: str) -> None:
 def test_the_check_sees_a_private_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "a.py").write_text(
-        "from firestore_outbox import Relay\nfrom firestore_outbox.relay.core import Relay\n"
+        "from firestore_outbox import Relay\nfrom firestore_outbox.relay.run.relay import Relay\n"
     )
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
-    assert private_uses("shop") == ["shop/a.py: from firestore_outbox.relay.core import Relay"]
+    assert private_uses("shop") == ["shop/a.py: from firestore_outbox.relay.run.relay import Relay"]
 
 
 @pytest.mark.parametrize("name", [m for m in PUBLIC_MODULES if m.count(".") <= 1])

@@ -20,6 +20,7 @@ from typing import Any
 from firestore_outbox.cli.failures import CommandFailed
 from firestore_outbox.cli.output import duration, ops_client, print_json, utcnow
 from firestore_outbox.cli.replay.listing import jobs_json, print_jobs, print_preview
+from firestore_outbox.config.wiring import build_redrive
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection, parse_moment
@@ -100,7 +101,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    redrive = Redrive(ops_client(settings), settings, args.config.relay())
+    redrive = build_redrive(args.config, ops_client(settings))
     for verb in ("pause", "resume", "cancel"):
         if getattr(args, f"{verb}_job"):
             print_jobs([redrive.jobs.move(getattr(args, f"{verb}_job"), verb)], args.json)

@@ -31,7 +31,6 @@ from google.api_core import exceptions as google_exceptions
 from firestore_outbox.fields import NEXT_ATTEMPT_AT
 from firestore_outbox.firestore.raw import route_watch_failures, watch_failures
 from firestore_outbox.observability.logs import log_event
-from firestore_outbox.relay.core import Pipeline, Relay
 from firestore_outbox.relay.follow.listener import (
     HEALTH_CHECK_SECONDS,
     POLL_WHILE_DOWN_SECONDS,
@@ -39,10 +38,11 @@ from firestore_outbox.relay.follow.listener import (
 )
 from firestore_outbox.relay.follow.partitioned import follow_partitions
 from firestore_outbox.relay.follow.progress import DEFAULT_PROGRESS_SECONDS, FollowProgress
-from firestore_outbox.relay.partitioned.settings import LeaseMode
-from firestore_outbox.relay.per_event.drain import look_for_due
+from firestore_outbox.relay.partition_settings import LeaseMode
+from firestore_outbox.relay.read.due import look_for_due
+from firestore_outbox.relay.read.unscheduled import find_unscheduled
+from firestore_outbox.relay.run.relay import Pipeline, Relay
 from firestore_outbox.relay.summary import Count, Tally
-from firestore_outbox.relay.unscheduled import find_unscheduled
 
 if TYPE_CHECKING:
     from google.cloud.firestore import DocumentSnapshot

@@ -13,9 +13,8 @@ The listener is watched as in per-event follow mode
 (`firestore_outbox.relay.follow.listener.Listener`): a stream
 that ended or failed in a loop is taken down and resubscribed with backoff, and a run that
 ends on a Firestore error waits out the same backoff, so an unreachable or frozen Firestore
-costs a few calls a minute and no CPU to speak of (before, the client's listener re-opened its
-stream in a tight loop: 44% of a core, measured by
-`tests/e2e/relay/test_follow_partitions_outage.py`).
+costs a few calls a minute and no CPU to speak of
+(`tests/e2e/relay/test_follow_partitions_outage.py`; the figures: docs/failure-catalog.md).
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.firestore.raw import watch_failures
-from firestore_outbox.relay.breaker import COOLDOWN_SECONDS
 from firestore_outbox.relay.follow.listener import (
     HEALTH_CHECK_SECONDS,
     POLL_WHILE_DOWN_SECONDS,
@@ -40,10 +38,11 @@ from firestore_outbox.relay.follow.progress import (
     RUN_COUNTS,
     FollowProgress,
 )
+from firestore_outbox.relay.publish.breaker import COOLDOWN_SECONDS
 from firestore_outbox.relay.summary import Count, RunSummary, StopReason, Tally
 
 if TYPE_CHECKING:
-    from firestore_outbox.relay.core import Relay
+    from firestore_outbox.relay.run.relay import Relay
 
 WINDOW = 50
 # Counts that are not sums over runs: the last run's lag stands for the follower's.

@@ -1,9 +1,6 @@
 """What `outbox relay --follow` says while it runs: a start line, a progress line at a bounded
 rate, and a summary whose keys are the same in every run.
 
-Before, follow mode printed nothing until it stopped, and its summary carried whichever
-counters happened to move, so a script could not rely on a key being there.
-
 Every line is a JSON log record (stderr): `relay.follow_started` once, then
 `relay.follow_progress` at most once per `progress_seconds` with the counts so far
 (`processed`, `failed`, `retried`, `leased`, `errors`, `listenerUp`, `uptimeS`). The summary

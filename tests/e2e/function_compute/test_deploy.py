@@ -309,7 +309,8 @@ def test_the_package_holds_only_what_the_relay_runs(
         for p in local_package.rglob("*.py")
     }
     ours = {f for f in files if f.startswith(("firestore_outbox/", "app/", "function_compute/"))}
-    assert "function_compute/relay_handler.py" in ours and "firestore_outbox/relay/core.py" in ours
+    assert "function_compute/relay_handler.py" in ours
+    assert "firestore_outbox/relay/run/relay.py" in ours
     for left_out in (
         "firestore_outbox/cli/__init__.py",
         "app/demo.py",
@@ -364,7 +365,7 @@ code, pythonpath, event = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path[:0] = [code, pythonpath]
 import function_compute.watchdog_handler as module
 report = module.handler(event.encode(), types.SimpleNamespace(request_id="fc-wd-1"))
-heavy = sorted(m for m in sys.modules if m == "firestore_outbox.relay.core")
+heavy = sorted(m for m in sys.modules if m == "firestore_outbox.relay.run.relay")
 print(json.dumps({"report": report, "heavy": heavy}))
 """
 

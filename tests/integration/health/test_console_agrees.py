@@ -13,7 +13,7 @@ import requests
 from google.cloud import firestore
 
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.config.watchdog import make_watchdog
+from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.firestore.settings import Settings
 from tests.support.console_pages import serving
 from tests.support.helpers import add_orders, add_own_event, make_relay, outbox, utcnow

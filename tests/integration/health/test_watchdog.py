@@ -18,7 +18,7 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.config.watchdog import make_watchdog
+from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings

@@ -1,4 +1,4 @@
-"""A nudged run's start (`firestore_outbox.relay.partitioned.nudged`): its first pages are
+"""A nudged run's start (`firestore_outbox.relay.claim.nudged`): its first pages are
 read beside the lease read, before the claim. Each case forces its interleaving: a page read
 before another invocation's release is read again, not delivered twice; a partition with no
 open event is not claimed; a run of the other lease mode makes it release and drain nothing."""

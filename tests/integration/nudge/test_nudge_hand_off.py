@@ -1,4 +1,4 @@
-"""A nudged run's re-check hands off (`firestore_outbox.relay.partitioned.recheck`): an event
+"""A nudged run's re-check hands off (`firestore_outbox.relay.claim.recheck`): an event
 its re-check after a release finds is nudged to a new run, not claimed again by this one. A
 nudged run that claimed again kept going for as long as events kept coming into its
 partitions (up to its whole budget), holding the in-process nudger (`process`) or a Function

@@ -1,7 +1,7 @@
 """The nudge's hazard: the nudged invocation finds the event's partition held by another
 invocation that has already read past the event and is about to release it. With nudges on,
 the holder re-checks the partition after its release and claims it again
-(`firestore_outbox.relay.partitioned.recheck`); without, the event waits for the next timer.
+(`firestore_outbox.relay.claim.recheck`); without, the event waits for the next timer.
 
 The interleaving is forced, not hoped for: the downstream holds the holder's delivery of the
 partition's first event (its last page is read) until the nudged invocation has come and gone."""

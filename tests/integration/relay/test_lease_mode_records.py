@@ -1,4 +1,4 @@
-"""A warm relay's lease-mode record (`firestore_outbox.relay.partitioned.mode_records`): kept for
+"""A warm relay's lease-mode record (`firestore_outbox.relay.run.mode_records`): kept for
 its next runs; moved on, `since` kept, when a run needs more (a relay of the other mode that
 recorded after it still waits); written anew under an id of its own once it lapsed, the old
 one deleted in the same commit."""
@@ -15,7 +15,7 @@ from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay
-from firestore_outbox.relay.partitioned import mode_records
+from firestore_outbox.relay.run import mode_records
 from firestore_outbox.testing.metering import meter
 from tests.support.helpers import add_orders, make_relay
 

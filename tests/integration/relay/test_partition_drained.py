@@ -24,9 +24,9 @@ from firestore_outbox.firestore.cas import Written
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.relay import Relay
-from firestore_outbox.relay.held_event import Lease, OnSettled, Settled
-from firestore_outbox.relay.partitioned.claims import PartitionLeases
-from firestore_outbox.relay.partitioned.lease_documents import HeldPartition
+from firestore_outbox.relay.claim.partition_claims import PartitionLeases
+from firestore_outbox.relay.claim.partition_leases import ClaimedPartition
+from firestore_outbox.relay.lease import Lease, OnSettled, Settled
 from firestore_outbox.relay.pipeline import Pipeline
 from firestore_outbox.relay.summary import Tally
 from tests.support.helpers import fast_config, make_relay, outbox
@@ -95,8 +95,8 @@ def before_the_second_claim(leases: PartitionLeases, action: Callable[[], object
     (a run's first claim names the partitions its survey saw events in: `claim_named`)."""
     claims = itertools.count()
 
-    def after_action(claim: Callable[..., list[HeldPartition]]) -> Callable[..., Any]:
-        def claim_after_action(*args: Any, **kwargs: Any) -> list[HeldPartition]:
+    def after_action(claim: Callable[..., list[ClaimedPartition]]) -> Callable[..., Any]:
+        def claim_after_action(*args: Any, **kwargs: Any) -> list[ClaimedPartition]:
             if next(claims) == 1:
                 action()
             return claim(*args, **kwargs)

@@ -14,7 +14,7 @@ from google.cloud import firestore
 from firestore_outbox.consumer.receiver import Answer, Received, Receiver
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import HELD, partition_of
-from firestore_outbox.relay.partitioned.claims import PartitionLeases
+from firestore_outbox.relay.claim.partition_claims import PartitionLeases
 from tests.support.helpers import make_relay, outbox
 from tests.support.ordering import add_steps
 

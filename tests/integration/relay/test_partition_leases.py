@@ -18,9 +18,9 @@ from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import partition_of
 from firestore_outbox.publishers.base import Delivery, Outcome, PublishResult
 from firestore_outbox.relay import Relay
+from firestore_outbox.relay.claim.partition_claims import PartitionLeases
 from firestore_outbox.relay.events import OutboxEvent
-from firestore_outbox.relay.partitioned.claims import PartitionLeases
-from firestore_outbox.relay.settling.settler import Lease, Settler
+from firestore_outbox.relay.settle.settler import Lease, Settler
 from tests.support.helpers import add_orders, fast_config, make_relay, outbox
 from tests.support.overlap import HeldUntilOverlap
 

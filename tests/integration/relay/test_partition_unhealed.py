@@ -17,7 +17,7 @@ from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.cas import Change
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import partition_of
-from firestore_outbox.relay.partitioned import survey
+from firestore_outbox.relay.read import survey
 from tests.support.helpers import add_raw_event, make_relay, outbox
 from tests.support.ordering import Sequences
 

@@ -27,7 +27,7 @@ LEASE_SECONDS = 120.0
 
 # A relay's first run with work writes its lease-mode record (one write; the relay keeps it for
 # its next runs) and reads the live records (its own: one read);
-# `firestore_outbox.relay.partitioned.mode_records`.
+# `firestore_outbox.relay.run.mode_records`.
 MODE_READS, MODE_WRITES = 1, 1
 # A relay that wrote a new record looks for lapsed ones to delete when its run ends (none
 # here: one empty query, billed one read).

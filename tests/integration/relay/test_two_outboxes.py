@@ -15,7 +15,7 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox import Configuration, FirestoreUnitOfWork, Relay
-from firestore_outbox.config.watchdog import make_watchdog
+from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.consumer.receiver import Receiver
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.redrive.selection import Selection

@@ -38,10 +38,10 @@ from firestore_outbox.redrive.jobs import JobStore
 from firestore_outbox.redrive.selection import Selection, next_partition_query
 from firestore_outbox.redrive.service import jobs_collection
 from firestore_outbox.relay import store as leases
-from firestore_outbox.relay.partitioned.scan import count_unpartitioned, held_events, open_events
-from firestore_outbox.relay.partitioned.unhealed import find_unhealed
+from firestore_outbox.relay.read.scan import count_unpartitioned, held_events, open_events
+from firestore_outbox.relay.read.unhealed import find_unhealed
+from firestore_outbox.relay.read.unscheduled import count_unscheduled, scan_query
 from firestore_outbox.relay.store import LeaseStore
-from firestore_outbox.relay.unscheduled import count_unscheduled, scan_query
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "firestore.indexes.json"

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from firestore_outbox import ConfigError, Configuration, HttpSettings, Relay, RelayConfig
-from firestore_outbox.config.watchdog import make_watchdog
+from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.console import make_console
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.limits import MAX_NAME_BYTES

@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parents[3]
 PROBE = """
 import sys
 from firestore_outbox.function_compute import watchdog_handler
-heavy = [m for m in sys.modules if m == "firestore_outbox.relay.core"
-         or m.startswith("firestore_outbox.relay.per_event")
+heavy = [m for m in sys.modules if m.startswith("firestore_outbox.relay.run.")
+         or m.startswith("firestore_outbox.relay.publish.")
          or m.startswith("firestore_outbox.publishers.")
          and m not in ("firestore_outbox.publishers.base", "firestore_outbox.publishers.http",
                        "firestore_outbox.publishers.http.urls")]

@@ -10,7 +10,7 @@ from firestore_outbox.config.shortcuts import load_relay_config
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.publishers.http.settings import HttpSettings
 from firestore_outbox.relay.config import RelayConfig
-from firestore_outbox.relay.partitioned.settings import PartitionSettings
+from firestore_outbox.relay.partition_settings import PartitionSettings
 from tests.support.relay_variables import URL
 
 

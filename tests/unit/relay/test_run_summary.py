@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.relay.held_event import Settled
-from firestore_outbox.relay.partitioned.settings import (
+from firestore_outbox.relay.lease import Settled
+from firestore_outbox.relay.partition_settings import (
     FailedHead,
     LeaseMode,
     Ordering,

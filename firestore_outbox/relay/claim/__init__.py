@@ -1,0 +1,1 @@
+"""Claiming: partition leases (claims, renewals, releases) and per-event leases."""

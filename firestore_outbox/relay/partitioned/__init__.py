@@ -1,1 +1,0 @@
-"""firestore_outbox.relay.partitioned: internal."""

@@ -1,1 +1,0 @@
-"""firestore_outbox.relay.per_event: internal."""

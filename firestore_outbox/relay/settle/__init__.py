@@ -1,0 +1,1 @@
+"""Settling: one conditional write per event, grouped, retried, counted."""
