@@ -43,6 +43,25 @@ def fresh_process_configuration() -> Iterator[None]:
     Configuration.default.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _no_nudger_outlives_its_test() -> Iterator[None]:
+    """The process's nudgers (`firestore_outbox.nudge`) a test built are closed and forgotten
+    when it ends. Each is kept for the process by its configuration, and holds that test's
+    addresses (an `http` target's URL; a `process` target's relay and its downstream): left
+    alive, a later test's commit or a drain's hand-off could reach ports that are no longer
+    its test's, and so answer with another test's server."""
+    yield
+    from firestore_outbox import nudge
+
+    with nudge._lock:
+        built = [n for cache in (nudge._shared, nudge._hand_offs) for n in cache.values() if n]
+        nudge._shared.clear()
+        nudge._hand_offs.clear()
+        nudge._refused.clear()  # each test sees its own refusal logged
+    for nudger in built:
+        nudger.close()
+
+
 @pytest.fixture(scope="session")
 def emulator_host() -> Iterator[str]:
     """`FIRESTORE_EMULATOR_HOST` if set, else an emulator of our own on a free port."""

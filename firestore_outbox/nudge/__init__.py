@@ -38,7 +38,8 @@ __all__ = [
 logger = logging.getLogger("firestore_outbox.nudge")
 
 _lock = threading.RLock()
-# The process's nudger for the configuration it was built from (None: off or unusable).
+# The process's nudger for the configuration it was built from (None: off or unusable); one
+# that was closed is built again when next asked for (`_open_one`).
 _refused: set[str] = set()
 _shared: dict[tuple[NudgeSettings, Settings], Nudger | None] = {}
 _hand_offs: dict[tuple[NudgeSettings, Settings], Nudger | None] = {}
@@ -53,11 +54,22 @@ def shared_nudger(nudge: NudgeSettings | str, db: Client, settings: Settings) ->
         return None
     if nudge.mode is NudgeMode.OFF:
         return None
-    key = (nudge, settings)
     with _lock:
-        if key not in _shared:
-            _shared[key] = _build(nudge, db, settings)
-        return _shared[key]
+        return _open_one(_shared, (nudge, settings), lambda: _build(nudge, db, settings))
+
+
+def _open_one(
+    cache: dict[tuple[NudgeSettings, Settings], Nudger | None],
+    key: tuple[NudgeSettings, Settings],
+    build: Callable[[], Nudger | None],
+) -> Nudger | None:
+    """With `_lock` held: `cache`'s nudger for `key`, built when there is none or the one
+    there was closed (whoever closed it: it sends nothing more, and a later commit's nudge
+    would have gone nowhere)."""
+    nudger = cache.get(key)
+    if key not in cache or (nudger is not None and nudger.closed):
+        nudger = cache[key] = build()
+    return nudger
 
 
 def _build(
@@ -89,9 +101,9 @@ def hand_off_for(db: Client, settings: Settings, nudge: NudgeSettings | str) -> 
     if isinstance(nudge, str) or nudge.mode not in (NudgeMode.FC3, NudgeMode.HTTP):
         return None
     with _lock:
-        if (nudge, settings) not in _hand_offs:
-            _hand_offs[nudge, settings] = _build(nudge, db, settings, unique=True)
-        return _hand_offs[nudge, settings]
+        return _open_one(
+            _hand_offs, (nudge, settings), lambda: _build(nudge, db, settings, unique=True)
+        )
 
 
 def nudge_committed(

@@ -80,6 +80,7 @@ class Nudger:
         self._counts: Counter[str] = Counter()
         self._idle = threading.Condition(self._lock)
         self._busy = 0  # nudges queued or being sent
+        self._closed = False
         self._thread = threading.Thread(target=self._loop, name="outbox-nudge", daemon=True)
         self._thread.start()
 
@@ -91,8 +92,13 @@ class Nudger:
                 return
             with self._lock:
                 self._counts["requested"] += 1
+                if self._closed:  # no thread sends it: never queued, so never waited for
+                    self._counts["dropped"] += 1
+                    return
                 self._busy += 1
-            self._queue.put_nowait(wanted)
+                # Under the lock: `close()` marks the nudger closed under it, so a nudge
+                # that found it open is queued ahead of the close and still sent.
+                self._queue.put_nowait(wanted)
         except queue.Full:
             self._settle("dropped", 1)
             logger.debug("nudge queue full: nudge dropped (the timer delivers)")
@@ -123,8 +129,17 @@ class Nudger:
                 if self._busy == 0:
                     return True
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called: a closed nudger sends nothing more (its nudges are
+        counted `dropped`), and the process's caches build a new one in its place."""
+        with self._lock:
+            return self._closed
+
     def close(self, timeout: float = 5.0) -> None:
         """Send what is queued (within `timeout`), stop the thread, close the target."""
+        with self._lock:
+            self._closed = True
         with contextlib.suppress(queue.Full):
             self._queue.put(_CLOSE, timeout=timeout)
         self._thread.join(timeout)

@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 class Request:
@@ -166,3 +167,47 @@ def trickle(connection: Connection, data: bytes, every: float, limit: float) -> 
             return
         connection.send(bytes([byte]))
         time.sleep(every)
+
+
+def wait_in_accept(thread: threading.Thread, within: float = 5.0) -> None:
+    """Until the kernel says `thread` is blocked in `accept()` (its wait channel): how a test
+    forces a server to stop while its accepting thread waits there."""
+    wchan = Path(f"/proc/self/task/{thread.native_id}/wchan")
+    give_up = time.monotonic() + within
+    while "accept" not in wchan.read_text():
+        assert time.monotonic() < give_up, f"not in accept(): {wchan.read_text()!r}"
+        time.sleep(0.01)
+
+
+TRICKLED_BYTES = 1000
+
+
+class TricklingTarget:
+    """A script that answers every request `202` with a body of `TRICKLED_BYTES` it trickles,
+    a byte every `every` seconds; counts the requests that arrived. Once `stop` is set it
+    sends no more body and closes: an answer that then reaches a client ends
+    `end of response with 1000 bytes missing` (curl 18)."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        self.every = every
+        self.arrived: list[bytes] = []
+        self.first = threading.Event()  # a request arrived
+        self.second = threading.Event()  # a second request arrived
+        self.stop = threading.Event()
+        self.finished = threading.Event()  # a body was trickled to its end
+
+    def __call__(self, connection: Connection) -> None:
+        while (request := connection.request()) is not None:
+            self.arrived.append(request.body)
+            self.first.set()
+            if len(self.arrived) >= 2:
+                self.second.set()
+            connection.send(b"HTTP/1.1 202 Accepted\r\nContent-Length: %d\r\n\r\n" % TRICKLED_BYTES)
+            try:
+                for _ in range(TRICKLED_BYTES):
+                    if self.stop.wait(self.every):
+                        return
+                    connection.send(b"x")
+            except OSError:
+                return  # the client gave up and closed the connection
+            self.finished.set()

@@ -8,41 +8,9 @@ requests to arrive, never for time to pass."""
 
 from __future__ import annotations
 
-import threading
-
 from firestore_outbox.nudge.sender import Nudger
 from firestore_outbox.nudge.targets import HttpNudge
-from tests.support.wire_servers import Connection, RawServer
-
-BODY = 1000
-EVERY = 0.2  # a byte every 0.2 s: each read is quick, the whole answer is not
-
-
-class TricklingTarget:
-    """Answers every nudge `202` and trickles its body; counts the nudges that arrived."""
-
-    def __init__(self) -> None:
-        self.arrived: list[bytes] = []
-        self.first = threading.Event()  # a nudge arrived
-        self.second = threading.Event()  # a second nudge arrived
-        self.stop = threading.Event()
-        self.finished = threading.Event()  # a body was trickled to its end
-
-    def __call__(self, connection: Connection) -> None:
-        while (request := connection.request()) is not None:
-            self.arrived.append(request.body)
-            self.first.set()
-            if len(self.arrived) >= 2:
-                self.second.set()
-            connection.send(b"HTTP/1.1 202 Accepted\r\nContent-Length: %d\r\n\r\n" % BODY)
-            try:
-                for _ in range(BODY):
-                    if self.stop.wait(EVERY):
-                        return
-                    connection.send(b"x")
-            except OSError:
-                return  # the nudger gave up and closed the connection
-            self.finished.set()
+from tests.support.wire_servers import RawServer, TricklingTarget
 
 
 def test_a_trickling_target_holds_a_nudge_no_longer_than_its_timeout() -> None:

@@ -4,6 +4,7 @@ refused (verification and the host name check are on)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import threading
@@ -32,7 +33,8 @@ class TlsServer:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self.accepted = 0
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._accepting = threading.Thread(target=self._accept, daemon=True)
+        self._accepting.start()
 
     def _accept(self) -> None:
         while True:
@@ -53,6 +55,11 @@ class TlsServer:
             pass  # a client that refused our certificate
 
     def close(self) -> None:
+        # Shut down first, which ends the blocked accept(): a thread left in it would be
+        # restarted on the descriptor's number, another listener's by then (RawServer).
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._accepting.join(5)
         self._listener.close()
 
 
