@@ -16,6 +16,7 @@ from firestore_outbox.consumer.inbox import InboxStatus
 from firestore_outbox.consumer.receiver import Received, Receiver
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.signing import Signer
+from firestore_outbox.testing.emulator import FirestoreEmulator
 from tests.support.helpers import make_relay, outbox, run_until
 
 SECRET = "whsec-0123456789abcdef"
@@ -198,35 +199,34 @@ def test_configuration_requires_a_secret_unless_told_not_to_verify() -> None:
 
 
 def test_firestore_unavailable_at_the_consumer_is_retried_and_applied_once(
-    db: firestore.Client, settings: Settings
+    db: firestore.Client, settings: Settings, pausable_emulator: FirestoreEmulator
 ) -> None:
     from firestore_outbox.firestore.client import get_db_client
-    from firestore_outbox.testing.emulator import FirestoreEmulator
 
     add_orders(db, settings, ["c-1", "c-2"])
-    with FirestoreEmulator() as emulator:  # the consumer's own database
-        theirs = get_db_client(Settings(project_id="consumer-db", emulator_host=emulator.host_port))
-        theirs.collection("order_counts").document("warm-up").get()  # a running consumer
-        config = ReceiverConfig(signing_secrets=(SECRET,), firestore_timeout_seconds=2)
-        with Receiver(OrderCounter(theirs, config)) as receiver:
-            # Backoff longer than the consumer needs to recover, as in production (10 s).
-            relay = make_relay(
-                db,
-                settings,
-                receiver.url,
-                signing_secrets=(SECRET,),
-                max_attempts=10,
-                backoff_base_seconds=1.0,
-                backoff_max_seconds=2.0,
-            )
-            emulator.pause()
-            try:
-                first = relay.run()
-            finally:
-                emulator.resume()
-            # Each delivery timed out at the relay while the consumer waited on Firestore.
-            assert (first["retried"], first["processed"]) == (2, 0), first
-            run_until(
-                relay, lambda: {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
-            )
-            assert counts(theirs) == {"c-1": 1, "c-2": 1}
+    emulator = pausable_emulator  # the consumer's own database
+    theirs = get_db_client(Settings(project_id="consumer-db", emulator_host=emulator.host_port))
+    theirs.collection("order_counts").document("warm-up").get()  # a running consumer
+    config = ReceiverConfig(signing_secrets=(SECRET,), firestore_timeout_seconds=2)
+    with Receiver(OrderCounter(theirs, config)) as receiver:
+        # Backoff longer than the consumer needs to recover, as in production (10 s).
+        relay = make_relay(
+            db,
+            settings,
+            receiver.url,
+            signing_secrets=(SECRET,),
+            max_attempts=10,
+            backoff_base_seconds=1.0,
+            backoff_max_seconds=2.0,
+        )
+        emulator.pause()
+        try:
+            first = relay.run()
+        finally:
+            emulator.resume()
+        # Each delivery timed out at the relay while the consumer waited on Firestore.
+        assert (first["retried"], first["processed"]) == (2, 0), first
+        run_until(
+            relay, lambda: {e["status"] for e in outbox(db, settings).values()} == {"PROCESSED"}
+        )
+        assert counts(theirs) == {"c-1": 1, "c-2": 1}

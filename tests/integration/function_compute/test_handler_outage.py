@@ -1,4 +1,4 @@
-"""The relay handler with Firestore frozen mid-run (SIGSTOP on an emulator of its own): an
+"""The relay handler with Firestore frozen mid-run (SIGSTOP on the session's second emulator): an
 error summary, and nothing lost on later invocations."""
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ from tests.support.helpers import add_orders, outbox, relay_environment
 
 
 def test_firestore_unavailable_mid_run_returns_an_error_and_loses_nothing(
-    environment: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    environment: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    pausable_emulator: FirestoreEmulator,
 ) -> None:
-    with FirestoreEmulator() as emulator, Receiver() as receiver:
+    emulator = pausable_emulator
+    with Receiver() as receiver:
         settings = Settings(project_id="outbox-pause", emulator_host=emulator.host_port)
         db = get_db_client(settings)
         event_ids = add_orders(db, settings, 40)

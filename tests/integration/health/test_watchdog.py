@@ -191,17 +191,17 @@ def test_an_unanswering_firestore_is_alerted_on_and_the_check_ends(
 
 
 def test_a_frozen_firestore_alerts_once_and_recovers_once_it_answers(
-    robot: RobotServer,
+    robot: RobotServer, pausable_emulator: FirestoreEmulator
 ) -> None:
-    with FirestoreEmulator() as emulator:
-        settings = Settings(project_id="watchdog-frozen", emulator_host=emulator.host_port)
-        watchdog = watchdog_for(settings, robot, WATCHDOG_TIMEOUT_SECONDS="1")
-        make_relay(get_db_client(settings), settings, "http://127.0.0.1:9/unused").run()
-        assert watchdog.check().health.ok
-        emulator.pause()  # SIGSTOP to its group: every call hangs
-        try:
-            assert twice(watchdog) == {"firestore_unreachable"}
-        finally:
-            emulator.resume()
-        assert_once(robot, "firestore_unreachable", alerts=1, recoveries=0)
-        recovered_once(watchdog, robot, "firestore_unreachable")
+    emulator = pausable_emulator
+    settings = Settings(project_id="watchdog-frozen", emulator_host=emulator.host_port)
+    watchdog = watchdog_for(settings, robot, WATCHDOG_TIMEOUT_SECONDS="1")
+    make_relay(get_db_client(settings), settings, "http://127.0.0.1:9/unused").run()
+    assert watchdog.check().health.ok
+    emulator.pause()  # SIGSTOP to its group: every call hangs
+    try:
+        assert twice(watchdog) == {"firestore_unreachable"}
+    finally:
+        emulator.resume()
+    assert_once(robot, "firestore_unreachable", alerts=1, recoveries=0)
+    recovered_once(watchdog, robot, "firestore_unreachable")

@@ -24,10 +24,10 @@ SECRET = "SECwatchdog-robot-signing-secret-42"
 CODE = "firestore_unreachable"
 
 
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[FirestoreEmulator]:
-    with FirestoreEmulator() as started:
-        yield started
+@pytest.fixture
+def emulator(pausable_emulator: FirestoreEmulator) -> FirestoreEmulator:
+    """The session's emulator that tests may freeze (each test here has its own project)."""
+    return pausable_emulator
 
 
 @pytest.fixture

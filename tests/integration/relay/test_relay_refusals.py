@@ -81,41 +81,45 @@ def test_a_settle_firestore_refuses_parks_only_its_event(
     assert events["huge"]["lastError"].startswith("write refused by Firestore:")
 
 
-def test_settles_that_fail_for_a_while_are_retried_until_they_land() -> None:
-    with FirestoreEmulator() as emulator:
-        settings = Settings(project_id="outbox-settle-retry", emulator_host=emulator.host_port)
-        db = get_db_client(settings)
-        event_ids = add_orders(db, settings, 10)
-        frozen: list[Any] = []
+def test_settles_that_fail_for_a_while_are_retried_until_they_land(
+    pausable_emulator: FirestoreEmulator,
+) -> None:
+    emulator = pausable_emulator
+    settings = Settings(project_id="outbox-settle-retry", emulator_host=emulator.host_port)
+    db = get_db_client(settings)
+    event_ids = add_orders(db, settings, 10)
+    frozen: list[Any] = []
 
-        def freeze_on_the_last(request: Received) -> Answer:
-            if len(downstream.received) == len(event_ids) and not frozen:
-                # The relay found nothing more to lease long ago (the batch had room for
-                # more); now Firestore is unreachable for 3 s: the last settle times out
-                # (1 s a try) and must be tried again.
-                time.sleep(0.5)
-                emulator.pause()
-                frozen.append(threading.Timer(3.0, emulator.resume))
-                frozen[0].start()
-            return Answer(200)
+    def freeze_on_the_last(request: Received) -> Answer:
+        if len(downstream.received) == len(event_ids) and not frozen:
+            # The relay found nothing more to lease long ago (the batch had room for
+            # more); now Firestore is unreachable for 3 s: the last settle times out
+            # (1 s a try) and must be tried again.
+            time.sleep(0.5)
+            emulator.pause()
+            frozen.append(threading.Timer(3.0, emulator.resume))
+            frozen[0].start()
+        return Answer(200)
 
-        with Receiver(freeze_on_the_last) as downstream:
-            relay = make_relay(
-                db,
-                settings,
-                downstream.url,
-                batch_size=50,
-                concurrency=1,
-                firestore_timeout_seconds=1.0,
-                time_budget_seconds=20.0,
-                http_timeout_seconds=2.0,  # the frozen downstream answer is no timeout
-                lock_timeout_seconds=10.0,
-            )
-            try:
-                summary = relay.run()
-            finally:
-                emulator.resume()
-        events = outbox(db, settings)
+    with Receiver(freeze_on_the_last) as downstream:
+        relay = make_relay(
+            db,
+            settings,
+            downstream.url,
+            batch_size=50,
+            concurrency=1,
+            firestore_timeout_seconds=1.0,
+            time_budget_seconds=20.0,
+            http_timeout_seconds=2.0,  # the frozen downstream answer is no timeout
+            lock_timeout_seconds=10.0,
+        )
+        try:
+            summary = relay.run()
+        finally:
+            for timer in frozen:  # not left to thaw the emulator in another test's freeze
+                timer.cancel()
+            emulator.resume()
+    events = outbox(db, settings)
 
     assert frozen, "the emulator was never frozen"
     assert summary["status"] == "ok", summary

@@ -1,4 +1,4 @@
-"""Firestore frozen mid-drain (SIGSTOP on an emulator of its own): once settles stop
+"""Firestore frozen mid-drain (SIGSTOP on the session's second emulator): once settles stop
 landing, nothing more is published that could not be settled, and `unsettled` counts every
 event delivered and not settled."""
 
@@ -40,12 +40,13 @@ def frozen_config(url: str, *, budget: float, firestore_timeout: float) -> Relay
 
 
 def test_a_frozen_firestore_stops_publishing_and_counts_every_unsettled_delivery(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, pausable_emulator: FirestoreEmulator
 ) -> None:
     # Two partitions of 40 events, read in pages of 40: when Firestore freezes, many events
     # are read and waiting to be published, as in any backlog.
     monkeypatch.setenv("RELAY_PARTITIONS", "2")  # the writers agree with the relay
-    with FirestoreEmulator() as emulator, Receiver() as receiver:
+    emulator = pausable_emulator
+    with Receiver() as receiver:
         settings = Settings(project_id="outbox-freeze", emulator_host=emulator.host_port)
         db = get_db_client(settings)
         add_orders(db, settings, 80)
@@ -107,11 +108,12 @@ class Deadlines(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientIntercep
 
 
 def test_with_firestore_frozen_every_call_ends_within_budget_and_firestore_timeout(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, pausable_emulator: FirestoreEmulator
 ) -> None:
     monkeypatch.setenv("RELAY_PARTITIONS", "2")
     budget, firestore_timeout = 6.0, 2.0
-    with FirestoreEmulator() as emulator, Receiver() as receiver:
+    emulator = pausable_emulator
+    with Receiver() as receiver:
         settings = Settings(project_id="outbox-envelope", emulator_host=emulator.host_port)
         add_orders(get_db_client(settings), settings, 80)
         relay_db = get_db_client(settings)
