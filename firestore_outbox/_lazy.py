@@ -5,6 +5,10 @@ One source of truth: a public package lists each lazy name once, as a type-only 
 run time `lazy_exports` reads the same block from the package's source and imports `<module>`
 when `<name>` is first looked up. A name cannot be exported lazily without being typed, nor
 typed from another module than the one it is loaded from.
+
+A name that left a package's list for another face keeps importing from the old place for a
+release: `lazy_exports(__name__, moved={"Old": "firestore_outbox.face.New"})` hands out the
+object the new place exports, with a `DeprecationWarning` that names the new place.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,7 @@ PUBLIC_MODULES = (
     "firestore_outbox.consumer",
     "firestore_outbox.idempotency",
     "firestore_outbox.testing",
+    "firestore_outbox.publishers",
     "firestore_outbox.example",
     "firestore_outbox.errors",
     "firestore_outbox.fields",
@@ -50,18 +56,36 @@ def type_only_imports(path: Path) -> dict[str, str]:
     return found
 
 
-def lazy_exports(package: str) -> Callable[[str], Any]:
+def lazy_exports(package: str, moved: Mapping[str, str] | None = None) -> Callable[[str], Any]:
     """A module `__getattr__` for `package` that imports, on first use of a name, the module
-    its type-only import names, and caches the value in the package's namespace."""
+    its type-only import names, and caches the value in the package's namespace.
+
+    `moved` maps a name the package no longer lists to its new dotted place
+    (`"firestore_outbox.publishers.HttpSettings"`); looking it up warns and returns that
+    object, on every lookup (nothing cached, so each importing place is told).
+    """
     module = sys.modules[package]
     names = type_only_imports(Path(str(module.__file__)))
+    moves = dict(moved or {})
 
     def __getattr__(name: str) -> Any:
         source = names.get(name)
         if source is None:
+            if name in moves:
+                return _moved(package, name, moves[name])
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(source), name)
         setattr(module, name, value)  # later lookups skip this
         return value
 
     return __getattr__
+
+
+def _moved(package: str, name: str, place: str) -> Any:
+    where, _, new_name = place.rpartition(".")
+    warnings.warn(
+        f"{package}.{name} is deprecated: import {place} instead",
+        DeprecationWarning,
+        stacklevel=3,  # the importing line, past this and the package's __getattr__
+    )
+    return getattr(importlib.import_module(where), new_name)

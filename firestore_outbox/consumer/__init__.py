@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.shortcuts import load_receiver_config
     from firestore_outbox.consumer.delivery import (
         DeliveryRefused,
         json_answer,
@@ -41,14 +40,13 @@ if TYPE_CHECKING:
     )
     from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
     from firestore_outbox.consumer.metrics import record_consumed
-    from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+    from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
     from firestore_outbox.consumer.receiver_settings import ReceiverConfig
     from firestore_outbox.observability.logs import log_event
     from firestore_outbox.observability.tracing import process_span, record_answer
     from firestore_outbox.signing import InvalidSignature
 
 __all__ = [
-    "Answer",
     "DeliveryRefused",
     "Inbox",
     "InboxStatus",
@@ -57,10 +55,10 @@ __all__ = [
     "Received",
     "ReceivedEvent",
     "Receiver",
+    "ReceiverAnswer",
     "ReceiverConfig",
     "Verdict",
     "json_answer",
-    "load_receiver_config",
     "log_event",
     "parse_kafka_message",
     "process_span",
@@ -74,4 +72,11 @@ __all__ = [
     "verify_request",
 ]
 
-__getattr__ = lazy_exports(__name__)
+# Names that left this list, importable from here with a DeprecationWarning for one release
+# (docs/upgrading.md).
+_MOVED = {
+    "Answer": "firestore_outbox.consumer.ReceiverAnswer",
+    "load_receiver_config": "firestore_outbox.load_receiver_config",
+}
+
+__getattr__ = lazy_exports(__name__, _MOVED)

@@ -14,6 +14,7 @@ from typing import Any
 import requests
 from google.cloud.firestore import FieldFilter
 
+from firestore_outbox import Configuration
 from firestore_outbox.consumer import Receiver, ReceiverConfig
 from firestore_outbox.errors import OutboxError
 from firestore_outbox.example.demo_fast_path import show_fast_path
@@ -23,7 +24,6 @@ from firestore_outbox.example.uow import OrderUnitOfWork
 from firestore_outbox.fields import AGGREGATE_ID
 from firestore_outbox.function_compute import RelayFunction
 from firestore_outbox.producer import Settings, get_db_client
-from firestore_outbox.relay import Configuration
 from firestore_outbox.testing import EMULATOR_DEFAULT_PROJECT, FirestoreEmulator
 
 

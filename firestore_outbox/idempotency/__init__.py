@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.config.shortcuts import load_idempotency_config
-    from firestore_outbox.idempotency.answers import Answer
+    from firestore_outbox.idempotency.answers import FrontDoorAnswer
     from firestore_outbox.idempotency.asgi import IdempotencyASGIMiddleware
     from firestore_outbox.idempotency.config import IdempotencyConfig
     from firestore_outbox.idempotency.crypto import AnswerUnreadable, EncryptionKeys
@@ -32,18 +31,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLAIM",
-    "Answer",
     "AnswerUnreadable",
     "Claim",
     "EncryptionKeys",
     "FrontDoor",
+    "FrontDoorAnswer",
     "IdempotencyASGIMiddleware",
     "IdempotencyConfig",
     "IdempotencyMiddleware",
     "InvalidKey",
     "KeyRegistry",
     "LockLost",
-    "load_idempotency_config",
     "parse_key",
     "problem",
     "record_answer",
@@ -51,4 +49,11 @@ __all__ = [
     "server_span",
 ]
 
-__getattr__ = lazy_exports(__name__)
+# Names that left this list, importable from here with a DeprecationWarning for one release
+# (docs/upgrading.md).
+_MOVED = {
+    "Answer": "firestore_outbox.idempotency.FrontDoorAnswer",
+    "load_idempotency_config": "firestore_outbox.load_idempotency_config",
+}
+
+__getattr__ = lazy_exports(__name__, _MOVED)
