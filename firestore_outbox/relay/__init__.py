@@ -44,7 +44,7 @@ from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.outbox_collections import OutboxCollections
-    from firestore_outbox.firestore.raw import route_watch_failures
+    from firestore_outbox.firestore.watch_failures import route_watch_failures
     from firestore_outbox.observability.logs import configure_logging
     from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.core import Relay
