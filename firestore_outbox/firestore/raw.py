@@ -43,8 +43,11 @@ from google.cloud.firestore_v1.types import common, firestore, write
 from google.cloud.firestore_v1.types import document as document_types
 from google.protobuf import timestamp_pb2
 
-from firestore_outbox.firestore.results import BatchWritten, Found, QueryResult
-from firestore_outbox.firestore.results import DueDocument as DueDocument  # the relay's import
+from firestore_outbox.firestore.results import BatchWritten, QueryResult
+
+# Re-exported: the relay's modules import them here.
+from firestore_outbox.firestore.results import DueDocument as DueDocument
+from firestore_outbox.firestore.results import Found as Found
 
 if TYPE_CHECKING:
     from google.api_core.retry import Retry
