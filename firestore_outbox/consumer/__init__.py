@@ -9,11 +9,11 @@ A Kafka consumer reads a message the same way: `verify_kafka_message(message.hea
 message.value(), [secret])`.
 
 A consumer serving HTTP itself can use the reference receiver's parts: `Receiver` (a small
-threaded HTTP server around a responder), `read_delivery` / `to_cloudevent` (a request into a
-verified `cloudevents` event), `DeliveryRefused`, `refused_answer` and `json_answer` (the
-answers the relay's wire table expects), `process_span`, `record_consumed` and `log_event`
-(one trace from the commit to the effect, the consumed-events counter, a JSON log line with
-fields). Names load on first use.
+threaded HTTP server around a responder, which returns a `ReceiverAnswer`), `read_delivery` /
+`to_cloudevent` (a request into a verified `cloudevents` event), `DeliveryRefused`,
+`refused_answer` and `json_answer` (the answers the relay's wire table expects),
+`process_span`, `record_consumed` and `log_event` (one trace from the commit to the effect,
+the consumed-events counter, a JSON log line with fields). Names load on first use.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@
 
 Framework-independent core (`keys`, `fingerprint`, `answers`, `crypto`, `registry`) and WSGI
 and ASGI middleware over it. An app behind the middleware finds its `Claim` in the WSGI
-environ under `CLAIM` and commits the answer with its own writes (`claim.complete_in(uow,
-answer)`); `problem` builds RFC 9457 answers and `server_span` / `record_answer` trace a
-request. See docs/front-door.md. Names load on first use.
+environ under `CLAIM` and commits its `FrontDoorAnswer` with its own writes
+(`claim.complete_in(uow, answer)`); `problem` builds RFC 9457 answers and `server_span` /
+`record_answer` trace a request. See docs/front-door.md. Names load on first use.
 """
 
 from __future__ import annotations
