@@ -20,7 +20,8 @@ from contextlib import ExitStack
 
 from local_outbox import local_outbox, seed
 
-from firestore_outbox import HttpSettings, Relay, RelayConfig
+from firestore_outbox import Relay, RelayConfig
+from firestore_outbox.publishers import HttpSettings
 
 REPORTED = (
     "status",

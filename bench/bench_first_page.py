@@ -29,7 +29,7 @@ from typing import Any
 from latency_proxy import DelayProxy
 from workloads import seed
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.http.settings import HttpSettings
@@ -77,10 +77,10 @@ def _first_run(settings: Settings, budget: float, http_timeout: float) -> dict[s
     """One cold relay's first run against `settings`' Firestore, timed (see the module)."""
     first: list[float] = []
 
-    def respond(_: Received) -> Answer:
+    def respond(_: Received) -> ReceiverAnswer:
         if not first:
             first.append(time.monotonic())
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     with Receiver(respond, keep=False) as downstream:
         db = get_db_client(settings)

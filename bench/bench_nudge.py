@@ -41,7 +41,7 @@ from nudge_plot import write_plot
 from app.uow import FirestoreUnitOfWork
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.shortcuts import nudger_for
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import partition_of
@@ -62,7 +62,7 @@ class Downstream:
         self.out_of_order = 0
         self._lock = threading.Lock()
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         now = time.monotonic()
         body = request.json()
         with self._lock:
@@ -71,7 +71,7 @@ class Downstream:
                 aggregate, seq = body["aggregate"], body["seq"]
                 self.out_of_order += seq != self.next[aggregate]
                 self.next[aggregate] = max(self.next[aggregate], seq + 1)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
 
 def run_mode(mode: str, rate: float, args: argparse.Namespace) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `tests` from the checkout
 
-from firestore_outbox.consumer.receiver import Answer, Receiver  # noqa: E402
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer  # noqa: E402
 from firestore_outbox.firestore.client import get_db_client  # noqa: E402
 from firestore_outbox.firestore.settings import Settings  # noqa: E402
 from firestore_outbox.redrive.selection import Selection  # noqa: E402
@@ -48,7 +48,7 @@ def one_run(host: str, events: int, paced_rate: float | None) -> dict[str, float
     settings = Settings(project_id=PROJECT, emulator_host=host)
     db = get_db_client(settings)
     seed(db, settings, events)
-    with Receiver(lambda _: Answer(200)) as downstream:
+    with Receiver(lambda _: ReceiverAnswer(200)) as downstream:
         config = fast_config(
             downstream.url,
             signing_secrets=(SECRET,),
@@ -72,7 +72,9 @@ def one_run(host: str, events: int, paced_rate: float | None) -> dict[str, float
         row = {"relay": events / relay_seconds, "job": events / job_seconds}
         if paced_rate:
             arrivals: list[float] = []
-            downstream.respond = lambda _: (arrivals.append(time.monotonic()), Answer(200))[1]
+            downstream.respond = lambda _: (arrivals.append(time.monotonic()), ReceiverAnswer(200))[
+                1
+            ]
             paced = redrive.start(
                 Selection(), target=target_for(None), rate=paced_rate, created_by="b"
             )

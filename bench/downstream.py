@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 
 
 def _latency_ms(request: Received, arrived: float) -> float | None:
@@ -34,13 +34,13 @@ def main() -> None:
     delay = args.latency_ms / 1000
     latencies: list[float] = []
 
-    def respond(request: Received) -> Answer:
+    def respond(request: Received) -> ReceiverAnswer:
         latency = _latency_ms(request, time.time())
         if latency is not None:
             latencies.append(latency)  # list.append is atomic; handlers run on many threads
         if delay:
             time.sleep(delay)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     with Receiver(respond) as receiver:
         print(receiver.url, flush=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 import nudge_trace
 
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from firestore_outbox.nudge.message import NUDGE_TYPE
 from tests.support.fc3_server import Fc3Endpoint, error
 
@@ -82,7 +82,7 @@ class RelayFunction:
             "ALIBABA_CLOUD_ACCESS_KEY_SECRET": SECRET,
         }
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         if self.refuse_nudges:
             with self._lock:
                 self.refused += 1

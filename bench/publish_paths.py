@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import pycurl
 import urllib3
 
-from firestore_outbox.observability.tracing import PublishSpans, record_outcome
+from firestore_outbox.observability.publish_spans import PublishSpans, record_outcome
 from firestore_outbox.publishers.base import Delivery, cloudevent_headers
 from firestore_outbox.publishers.http.publisher import USER_AGENT, HttpPublisher, HttpTransport
 from firestore_outbox.signing import Signer

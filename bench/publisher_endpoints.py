@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: `app` and `tests` from the checkout
     sys.path.insert(0, str(ROOT))
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver  # noqa: E402
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer  # noqa: E402
 
 # The same credentials for every endpoint that signs with a key pair of its own choosing.
 KEY_ID, KEY_SECRET = "AKID", "bench-s3cret"
@@ -36,12 +36,12 @@ SERVICE, FUNCTION = "orders", "on-order-created"
 class _Counted:
     """A responder that counts its requests and waits `latency` before each answer."""
 
-    def __init__(self, respond: Callable[[Received], Answer], latency: float) -> None:
+    def __init__(self, respond: Callable[[Received], ReceiverAnswer], latency: float) -> None:
         self._respond, self._latency = respond, latency
         self._lock = threading.Lock()
         self.requests = 0
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         with self._lock:
             self.requests += 1
         time.sleep(self._latency)
@@ -71,7 +71,7 @@ def _serve(kind: str, latency: float) -> tuple[str, Callable[[], int], Callable[
     return proxy.endpoints, lambda: proxy.sends, proxy.stop
 
 
-def _responder(kind: str) -> Callable[[Received], Answer]:
+def _responder(kind: str) -> Callable[[Received], ReceiverAnswer]:
     if kind == "fc":
         from tests.support.fc_server import FcEndpoint
 
@@ -80,7 +80,7 @@ def _responder(kind: str) -> Callable[[Received], Answer]:
         from tests.support.fc3_server import Fc3Endpoint
 
         return Fc3Endpoint(keys={KEY_ID: KEY_SECRET}, functions={FUNCTION})
-    return lambda _request: Answer(204)
+    return lambda _request: ReceiverAnswer(204)
 
 
 class Endpoint:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import firestore_outbox.relay.publish.attempts as attempts
-from firestore_outbox.observability import metrics, tracing
+from firestore_outbox.observability import attempt_metrics, publish_spans
 
 
 class Account:
@@ -68,12 +68,12 @@ class Account:
 def account() -> Account:
     """Start accounting (once per process); the `Account` fills as the relay runs."""
     total = Account()
-    spans = tracing._Attempt  # the span's context manager, entered and left per attempt
+    spans = publish_spans._Attempt  # the span's context manager, entered and left per attempt
     for owner, name in (
-        (tracing.PublishSpans, "span"),
+        (publish_spans.PublishSpans, "span"),
         (spans, "__enter__"),
         (spans, "__exit__"),
-        (metrics.AttemptMetrics, "record"),
+        (attempt_metrics.AttemptMetrics, "record"),
     ):
         setattr(owner, name, total.timed(getattr(owner, name)))
     attempts.record_outcome = total.timed(attempts.record_outcome)  # type: ignore[attr-defined]

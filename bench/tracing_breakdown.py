@@ -41,10 +41,10 @@ if setting == "all":
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 from opentelemetry.trace import SpanKind
-from firestore_outbox.observability import tracing
-from firestore_outbox.observability.metrics import AttemptMetrics
+from firestore_outbox.observability import publish_spans, span_context
+from firestore_outbox.observability.attempt_metrics import AttemptMetrics
 
-spans = tracing.PublishSpans("http", "127.0.0.1:8000")
+spans = publish_spans.PublishSpans("http", "127.0.0.1:8000")
 attempt_metrics = AttemptMetrics(
     {"messaging.system": "http", "messaging.destination.name": "127.0.0.1:8000"}
 )
@@ -52,14 +52,14 @@ stored = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0
           "tracestate": None}
 none = {"traceparent": None, "tracestate": None}
 tracer = trace.get_tracer_provider().get_tracer("firestore-outbox")
-parent = tracing._remote_parent(stored)
+parent = span_context.remote_parent(stored)
 attributes = {**spans._attributes, "messaging.message.id": "e", "firestore_outbox.attempt": 1}
 span = tracer.start_span("send h", context=parent, kind=SpanKind.PRODUCER, attributes=attributes)
 
 def attempt(created):
     with spans.span("e", created, 1) as (sp, carried):
         pass
-    tracing.record_outcome(sp, "delivered", None)
+    publish_spans.record_outcome(sp, "delivered", None)
 
 def start_end():
     tracer.start_span("send h", context=parent, kind=SpanKind.PRODUCER,
@@ -71,13 +71,14 @@ def start_end_bare():
 calls = {
     "attempt span, stored context": lambda: attempt(stored),
     "attempt span, no stored context": lambda: attempt(none),
-    "parse the stored traceparent": lambda: tracing._remote_parent(stored),
+    "parse the stored traceparent": lambda: span_context.remote_parent(stored),
     "SDK span start and end, six attributes": start_end,
     "SDK span start and end, no attributes": start_end_bare,
     "sampler": lambda: tracer.sampler.should_sample(parent, 1, "s", SpanKind.PRODUCER, attributes),
     "context attach and detach": lambda: context_api.detach(
         context_api.attach(trace.set_span_in_context(span))),
-    "traceparent written from the span context": lambda: tracing._carried(span.get_span_context()),
+    "traceparent written from the span context": lambda: span_context.carried_fields(
+        span.get_span_context()),
     "traceparent by the global propagator": lambda: inject({}, trace.set_span_in_context(span)),
     "metric record, delivered": lambda: attempt_metrics.record("delivered", None, 0.001, 0.5),
 }

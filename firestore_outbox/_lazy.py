@@ -34,6 +34,7 @@ PUBLIC_MODULES = (
     "firestore_outbox.consumer",
     "firestore_outbox.idempotency",
     "firestore_outbox.testing",
+    "firestore_outbox.publishers",
     "firestore_outbox.example",
     "firestore_outbox.errors",
     "firestore_outbox.fields",

@@ -44,7 +44,7 @@ def register(commands: Any) -> None:
         metavar="MODULE:CLASS",
         help="your consumer: CLASS(db, config) is called once at start (a Firestore client, a "
         "firestore_outbox.consumer.ReceiverConfig) and returns the responder, called for "
-        "every request, from several threads, with a Received and returning an Answer; it "
+        "every request, from several threads, with a Received and returning a ReceiverAnswer; it "
         "verifies (read_delivery), deduplicates (Inbox) and answers by the relay's wire table "
         "itself (documentation: Consuming events > Your own consumer) "
         f"(default: {DEFAULT_CONSUMER}, the example order counter that comes with the library)",

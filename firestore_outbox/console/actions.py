@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from firestore_outbox.console.context import Context
-from firestore_outbox.console.pages import Answer, Query, one
+from firestore_outbox.console.pages import PageAnswer, Query, one
 from firestore_outbox.ops import plan_requeue, requeue
 from firestore_outbox.ops.held import list_held, release_held
 from firestore_outbox.ops.requeue import RequeuePlan, listed
@@ -43,7 +43,7 @@ def _plan(ctx: Context, fields: list[tuple[str, str]]) -> RequeuePlan:
     )
 
 
-def confirm_requeue(ctx: Context, query: Query) -> Answer:
+def confirm_requeue(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     choice = _choice(query)
     if choice is None:
@@ -71,7 +71,7 @@ def confirm_requeue(ctx: Context, query: Query) -> Answer:
     return 200, h.page("Requeue FAILED events", "".join(body))
 
 
-def do_requeue(ctx: Context, query: Query) -> Answer:
+def do_requeue(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     choice = _choice(query)
     if choice is None:
@@ -91,7 +91,7 @@ def do_requeue(ctx: Context, query: Query) -> Answer:
     return 200, h.page("Requeued", body)
 
 
-def confirm_release(ctx: Context, query: Query) -> Answer:
+def confirm_release(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     aggregate = one(query, "aggregate") or ""
     found = [a for a in list_held(ctx.db, ctx.collection) if a.aggregate_id == aggregate]
@@ -107,7 +107,7 @@ def confirm_release(ctx: Context, query: Query) -> Answer:
     return 200, h.page("Release a held aggregate", body)
 
 
-def do_release(ctx: Context, query: Query) -> Answer:
+def do_release(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     aggregate = one(query, "aggregate") or ""
     released = release_held(ctx.db, ctx.collection, aggregate, timeout=ctx.timeout)

@@ -25,7 +25,7 @@ from firestore_outbox.firestore.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[Context, pages.Query], pages.Answer]
+Handler = Callable[[Context, pages.Query], pages.PageAnswer]
 GET: dict[str, Handler] = {
     "/": pages.overview,
     "/live": pages.live,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from firestore_outbox.console.context import Context
-from firestore_outbox.console.pages import Answer, Query, one
+from firestore_outbox.console.pages import PageAnswer, Query, one
 from firestore_outbox.redrive.job import FINAL, MOVES
 from firestore_outbox.redrive.preview import preview
 from firestore_outbox.redrive.selection import DELIVERED, STATUSES, Selection, parse_moment
@@ -35,7 +35,7 @@ def _selection(ctx: Context, query: Query) -> Selection:
     )
 
 
-def jobs(ctx: Context, query: Query) -> Answer:
+def jobs(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     rows = []
     for job in ctx.job_store().recent(LISTED):
@@ -82,7 +82,7 @@ def jobs(ctx: Context, query: Query) -> Answer:
     return 200, h.page("Re-drive jobs", listing + form)
 
 
-def confirm_job(ctx: Context, query: Query) -> Answer:
+def confirm_job(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     selection, target = _selection(ctx, query), target_for(one(query, "target"))
     found = preview(ctx.db.collection(ctx.collection), selection, ctx.partitions)
@@ -114,7 +114,7 @@ def confirm_job(ctx: Context, query: Query) -> Answer:
     return 200, h.page("New re-drive job", "".join(body))
 
 
-def start(ctx: Context, query: Query) -> Answer:
+def start(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     job = start_job(
         ctx.job_store(),
@@ -135,7 +135,7 @@ def start(ctx: Context, query: Query) -> Answer:
     return 200, h.page("Re-drive job created", body)
 
 
-def move(ctx: Context, query: Query) -> Answer:
+def move(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     command = one(query, "command") or ""
     if command not in MOVES:

@@ -23,7 +23,7 @@ from firestore_outbox.redrive.job import FINAL
 Query = Mapping[str, list[str]]
 # Re-drive jobs the overview reads, newest first, to show those under way.
 JOBS_READ = 10
-Answer = tuple[int, str]
+PageAnswer = tuple[int, str]
 
 
 def one(query: Query, name: str) -> str | None:
@@ -32,7 +32,7 @@ def one(query: Query, name: str) -> str | None:
     return values[0].strip() or None
 
 
-def overview(ctx: Context, query: Query) -> Answer:
+def overview(ctx: Context, query: Query) -> PageAnswer:
     opened = f"{time.time():.3f}"
     live_region = live(ctx, {"since": [opened]})[1]
     body = (
@@ -42,7 +42,7 @@ def overview(ctx: Context, query: Query) -> Answer:
     return 200, ctx.html.page("Overview", body)
 
 
-def live(ctx: Context, query: Query) -> Answer:
+def live(ctx: Context, query: Query) -> PageAnswer:
     """The overview's live region, read again on every refresh: the relay's health first
     (as the watchdog judges it), then the backlog, its history, the partitions, held
     aggregates."""
@@ -94,7 +94,7 @@ def live(ctx: Context, query: Query) -> Answer:
     return 200, "".join(parts)
 
 
-def failed(ctx: Context, query: Query) -> Answer:
+def failed(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     event_type, aggregate = one(query, "type"), one(query, "aggregate")
     plan = plan_requeue(ctx.db, ctx.collection, event_type=event_type, aggregate_id=aggregate)
@@ -135,7 +135,7 @@ def failed(ctx: Context, query: Query) -> Answer:
     return 200, h.page("Failed events", "".join(body))
 
 
-def event(ctx: Context, query: Query) -> Answer:
+def event(ctx: Context, query: Query) -> PageAnswer:
     h = ctx.html
     event_id = one(query, "id") or ""
     document = event_document(ctx.db, ctx.collection, event_id)
@@ -160,7 +160,7 @@ def event(ctx: Context, query: Query) -> Answer:
     return 200, h.page(f"Event {event_id}", body)
 
 
-def held(ctx: Context, query: Query) -> Answer:
+def held(ctx: Context, query: Query) -> PageAnswer:
     return 200, ctx.html.page(
         "Held aggregates", _held_table(ctx, list_held(ctx.db, ctx.collection))
     )

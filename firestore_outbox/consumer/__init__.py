@@ -9,11 +9,11 @@ A Kafka consumer reads a message the same way: `verify_kafka_message(message.hea
 message.value(), [secret])`.
 
 A consumer serving HTTP itself can use the reference receiver's parts: `Receiver` (a small
-threaded HTTP server around a responder), `read_delivery` / `to_cloudevent` (a request into a
-verified `cloudevents` event), `DeliveryRefused`, `refused_answer` and `json_answer` (the
-answers the relay's wire table expects), `process_span`, `record_consumed` and `log_event`
-(one trace from the commit to the effect, the consumed-events counter, a JSON log line with
-fields). Names load on first use.
+threaded HTTP server around a responder, which returns a `ReceiverAnswer`), `read_delivery` /
+`to_cloudevent` (a request into a verified `cloudevents` event), `DeliveryRefused`,
+`refused_answer` and `json_answer` (the answers the relay's wire table expects),
+`process_span`, `record_consumed` and `log_event` (one trace from the commit to the effect,
+the consumed-events counter, a JSON log line with fields). Names load on first use.
 """
 
 from __future__ import annotations
@@ -40,14 +40,13 @@ if TYPE_CHECKING:
     )
     from firestore_outbox.consumer.inbox import Inbox, InboxStatus, Verdict
     from firestore_outbox.consumer.metrics import record_consumed
-    from firestore_outbox.consumer.receiver import Answer, Received, Receiver
-    from firestore_outbox.consumer.receiver_settings import ReceiverConfig, load_receiver_config
+    from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
+    from firestore_outbox.consumer.receiver_settings import ReceiverConfig
     from firestore_outbox.observability.logs import log_event
     from firestore_outbox.observability.tracing import process_span, record_answer
     from firestore_outbox.signing import InvalidSignature
 
 __all__ = [
-    "Answer",
     "DeliveryRefused",
     "Inbox",
     "InboxStatus",
@@ -56,10 +55,10 @@ __all__ = [
     "Received",
     "ReceivedEvent",
     "Receiver",
+    "ReceiverAnswer",
     "ReceiverConfig",
     "Verdict",
     "json_answer",
-    "load_receiver_config",
     "log_event",
     "parse_kafka_message",
     "process_span",
@@ -73,4 +72,11 @@ __all__ = [
     "verify_request",
 ]
 
-__getattr__ = lazy_exports(__name__)
+# Names that left this list, importable from here with a DeprecationWarning for one release
+# (docs/upgrading.md).
+_MOVED = {
+    "Answer": "firestore_outbox.consumer.ReceiverAnswer",
+    "load_receiver_config": "firestore_outbox.load_receiver_config",
+}
+
+__getattr__ = lazy_exports(__name__, _MOVED)

@@ -23,7 +23,7 @@ from firestore_outbox.consumer.events import (
     parse_request,
     verify_request,
 )
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from firestore_outbox.consumer.receiver_settings import ReceiverConfig
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.signing import (
@@ -79,7 +79,7 @@ def to_cloudevent(received: ReceivedEvent) -> CloudEvent:
         raise DeliveryRefused(400, f"not a CloudEvent: {type(exc).__name__}: {exc}") from None
 
 
-def refused_answer(refused: DeliveryRefused) -> Answer:
+def refused_answer(refused: DeliveryRefused) -> ReceiverAnswer:
     """The answer to a refused delivery, logged as `receiver.refused`."""
     log_event(
         logger,
@@ -98,13 +98,13 @@ def json_answer(
     error: str | None = None,
     *,
     retry_after: float | None = None,
-) -> Answer:
+) -> ReceiverAnswer:
     """A JSON answer: `{"status": outcome, "eventId": ..., "error": ...}`."""
     body = {"status": outcome, "eventId": event_id, **({"error": error} if error else {})}
     headers: tuple[tuple[str, str], ...] = (("Content-Type", "application/json"),)
     if retry_after is not None:
         headers += (("Retry-After", str(max(1, math.ceil(retry_after)))),)
-    return Answer(status, headers, json.dumps(body).encode())
+    return ReceiverAnswer(status, headers, json.dumps(body).encode())
 
 
 def _is_json(content_type: str) -> bool:

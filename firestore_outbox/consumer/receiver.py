@@ -53,13 +53,13 @@ class Received:
 
 
 @dataclass(frozen=True)
-class Answer:
+class ReceiverAnswer:
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
     body: bytes = b""
 
 
-Responder = Callable[[Received], Answer]
+Responder = Callable[[Received], ReceiverAnswer]
 
 
 class Receiver:
@@ -80,7 +80,7 @@ class Receiver:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
     ) -> None:
-        self.respond = respond or (lambda _: Answer())
+        self.respond = respond or (lambda _: ReceiverAnswer())
         self._keep = keep
         self._host = host
         self._received: list[Received] = []
@@ -138,7 +138,7 @@ class Receiver:
     ) -> None:
         self.stop()
 
-    def _record(self, request: Received) -> Answer:
+    def _record(self, request: Received) -> ReceiverAnswer:
         if self._keep:
             with self._changed:
                 self._received.append(request)
@@ -189,7 +189,7 @@ def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
             peer = "{}:{}".format(*self.client_address[:2])
             self._send(receiver._record(Received(self.path, headers, body, peer)))
 
-        def _send(self, answer: Answer) -> None:
+        def _send(self, answer: ReceiverAnswer) -> None:
             self.send_response(answer.status)
             for name, value in answer.headers:
                 self.send_header(name, value)
@@ -200,7 +200,7 @@ def _handler_for(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
         def _refuse(self, refused: RequestRefused) -> None:
             error = json.dumps({"status": "rejected", "error": str(refused)}).encode()
             self.close_connection = True  # the rest of the body is never read
-            self._send(Answer(refused.status, (("Connection", "close"),), error))
+            self._send(ReceiverAnswer(refused.status, (("Connection", "close"),), error))
             self.wfile.flush()
             # Closing with unread bytes would reset the connection and could destroy the
             # answer before the client reads it: stop sending, then drain a bounded amount.

@@ -19,8 +19,8 @@ from firestore_outbox.example.services import create_new_order
 from firestore_outbox.example.uow import OrderUnitOfWork
 from firestore_outbox.idempotency import (
     CLAIM,
-    Answer,
     Claim,
+    FrontDoorAnswer,
     IdempotencyMiddleware,
     KeyRegistry,
     LockLost,
@@ -91,7 +91,7 @@ def make_api(
 
 def _post_order(
     environ: dict[str, Any], db: Client, settings: Settings, before_commit: Hook | None
-) -> Answer:
+) -> FrontDoorAnswer:
     media_type = str(environ.get("CONTENT_TYPE", "")).split(";", 1)[0].strip().lower()
     if media_type != JSON:
         return problem(
@@ -144,7 +144,7 @@ def _post_order(
     return answer
 
 
-def _get_order(orders: CollectionReference, order_id: str, timeout: float) -> Answer:
+def _get_order(orders: CollectionReference, order_id: str, timeout: float) -> FrontDoorAnswer:
     try:
         checked_id(order_id, "order id")
     except InvalidInput:
@@ -169,12 +169,12 @@ def _get_order(orders: CollectionReference, order_id: str, timeout: float) -> An
     )
 
 
-def _json(status: int, value: Any, headers: Iterable[tuple[str, str]] = ()) -> Answer:
+def _json(status: int, value: Any, headers: Iterable[tuple[str, str]] = ()) -> FrontDoorAnswer:
     body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-    return Answer.of(status, [("Content-Type", JSON), *headers], body)
+    return FrontDoorAnswer.of(status, [("Content-Type", JSON), *headers], body)
 
 
-def _not_allowed() -> Answer:
+def _not_allowed() -> FrontDoorAnswer:
     return problem(
         405, "method-not-allowed", "Method not allowed", "this method is not served here"
     )

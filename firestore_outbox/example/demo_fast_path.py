@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from firestore_outbox.consumer import Answer, Received, Receiver
+from firestore_outbox.consumer import Received, Receiver, ReceiverAnswer
 from firestore_outbox.example.services import create_new_order
 from firestore_outbox.example.uow import OrderUnitOfWork
 from firestore_outbox.producer import nudger_for
@@ -29,7 +29,7 @@ def show_fast_path(
     arrived = threading.Event()
     answer = downstream.respond
 
-    def timed(request: Received) -> Answer:
+    def timed(request: Received) -> ReceiverAnswer:
         reply = answer(request)
         arrived.set()
         return reply

@@ -23,11 +23,11 @@ from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
 from firestore_outbox.consumer import (
-    Answer,
     DeliveryRefused,
     Inbox,
     Received,
     ReceivedEvent,
+    ReceiverAnswer,
     ReceiverConfig,
     Verdict,
     json_answer,
@@ -62,7 +62,7 @@ class OrderCounter:
             timeout=config.firestore_timeout_seconds,
         )
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         try:
             received = read_delivery(request, self._config)
         except DeliveryRefused as refused:
@@ -75,12 +75,12 @@ class OrderCounter:
             record_answer(span, answer.status)
         return self._counted(answer)
 
-    def _counted(self, answer: Answer) -> Answer:
+    def _counted(self, answer: ReceiverAnswer) -> ReceiverAnswer:
         # Every answer is `json_answer`'s JSON: its `status` is the verdict (or why not).
         record_consumed(self._config.consumer, json.loads(answer.body)["status"])
         return answer
 
-    def _apply(self, received: ReceivedEvent) -> Answer:
+    def _apply(self, received: ReceivedEvent) -> ReceiverAnswer:
         try:
             event = to_cloudevent(received)
             customer = _customer_of(event) if event.get_type() == "OrderCreated" else None

@@ -9,8 +9,8 @@ database share nothing.
 | heartbeats, the watchdog's incidents | `{OUTBOX_COLLECTION}_health` | `OUTBOX_HEALTH_COLLECTION` |
 | re-drive jobs | `{OUTBOX_COLLECTION}_redrive` | none |
 
-For `OUTBOX_COLLECTION=outbox` these are the names of 0.6 and before (`outbox_partitions`,
-`outbox_partitions_mode`, `outbox_health`, `outbox_redrive`): nothing moves.
+For `OUTBOX_COLLECTION=outbox` these are `outbox_partitions`, `outbox_partitions_mode`,
+`outbox_health` and `outbox_redrive` (docs/upgrading.md says which deployments this moves).
 
 Not the outbox's, so not derived: the consumer's inbox (`INBOX_COLLECTION`; one consumer
 receives from any number of outboxes, and its records are keyed by `ce-source`, which names the

@@ -7,37 +7,29 @@ Everywhere else the library uses the client's public API. Here, and only here:
   client once made (to close its channel), its precomputed method wrappers (to give every
   call one deadline), a batch's encoded writes (to measure a commit before sending it), and
   its channel (for the test and benchmark wire meter);
-- the two places follow mode reaches inside `Watch` (a listener): see `route_watch_failures`.
+- the two places follow mode reaches inside `Watch` (a listener), at the end.
 
-Why the writes and reads:
-
-The relay writes one or two small updates per event (lease, settle) and reads each due event
-once. Through the public API each write is wrapped in proto-plus and each query result is
-deep-copied twice (by the snapshot, then by `to_dict()`). Here writes are encoded straight to
-protobuf (same update mask, server-timestamp transforms and update-time precondition) and
-query results decoded once by the client's own decoder. Side by side (`bench/firestore_raw.py`,
-2026-11-28, google-cloud-firestore 2.34.1, seven rounds of 500, medians of CPU time): 19 us
-per lease write against 89 through `WriteBatch.update(..., option=...)`, 159 us per due
-document against 210 through `query.stream()` and `to_dict()`, together a sixth or more of
-the relay's 0.75 ms of CPU per event.
+Why the writes and reads: the relay writes one or two small updates per event (lease, settle)
+and reads each due event once. Through the public API each write is wrapped in proto-plus and
+each query result is deep-copied twice (by the snapshot, then by `to_dict()`). Here writes are
+encoded straight to protobuf (same update mask, server-timestamp transforms and update-time
+precondition) and query results decoded once by the client's own decoder; what that saves is
+measured by `bench/firestore_raw.py` (docs/performance.md). What they return is in
+`firestore_outbox.firestore.results`.
 
 Every private name used on a class or module is listed in `PINNED`; those set on instances
 are pinned on real instances. `tests/unit/firestore/test_firestore_raw.py` checks them all, so a
-client
-upgrade that moves one fails that test with a clear message instead of failing the relay at run
-time.
+client upgrade that moves one fails that test with a clear message instead of failing the relay
+at run time.
 """
 
 from __future__ import annotations
 
 import datetime
-import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.api_core import exceptions as google_exceptions
@@ -50,6 +42,12 @@ from google.cloud.firestore_v1 import watch as watch_module
 from google.cloud.firestore_v1.types import common, firestore, write
 from google.cloud.firestore_v1.types import document as document_types
 from google.protobuf import timestamp_pb2
+
+from firestore_outbox.firestore.results import BatchWritten, QueryResult
+
+# Re-exported: the relay's modules import them here.
+from firestore_outbox.firestore.results import DueDocument as DueDocument
+from firestore_outbox.firestore.results import Found as Found
 
 if TYPE_CHECKING:
     from google.api_core.retry import Retry
@@ -86,55 +84,9 @@ _REQUEST_TIME = write.DocumentTransform.FieldTransform.ServerValue.REQUEST_TIME
 _Transforms = (_transforms._NumericValue, _transforms._ValueList)  # Increment, ArrayUnion...
 
 
-class DueDocument(Protocol):
-    """What the relay needs of a document it may lease: a `Found` or a `DocumentSnapshot`."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def reference(self) -> DocumentReference: ...
-
-    @property
-    def update_time(self) -> datetime.datetime: ...
-
-    def to_dict(self) -> dict[str, Any] | None: ...
-
-    def get(self, field_path: str) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Found:
-    """One query result. `to_dict()` returns the decoded data itself, not a copy."""
-
-    reference: DocumentReference
-    update_time: datetime.datetime
-    data: dict[str, Any]
-
-    @property
-    def id(self) -> str:
-        return str(self.reference.id)
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.data
-
-    def get(self, field_path: str) -> Any:
-        return self.data.get(field_path)
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """The documents a query returned, in order, and its read time on Firestore's clock."""
-
-    found: list[Found]
-    read_time: datetime.datetime | None
-
-
 def run_query(db: Client, query: Query, *, retry: Retry, timeout: float) -> QueryResult:
     """Run `query` (on a collection) and decode each result once."""
-    collection = (
-        query._parent
-    )  # private: 159 us/doc, public stream()+to_dict() 210 (bench/firestore_raw.py)
+    collection = query._parent  # private: decoded once, not copied twice (bench/firestore_raw.py)
     parent, prefix = collection._parent_info()
     responses = db._firestore_api.run_query(
         request={"parent": parent, "structured_query": query._to_protobuf()},
@@ -170,9 +122,8 @@ def update_pb(
     last updated at `expected_update_time`; top-level field names only."""
     precondition = _Precondition(update_time=_timestamp(expected_update_time))
     if fields is None:
-        return _Write(
-            delete=ref._document_path, current_document=precondition
-        )  # private: 19 us/write, public batch.update 89 (bench/firestore_raw.py)
+        # private: encoded straight to protobuf, no proto-plus (bench/firestore_raw.py)
+        return _Write(delete=ref._document_path, current_document=precondition)
     if any(is_transform(value) and value is not SERVER_TIMESTAMP for value in fields.values()):
         # Field deletes and other transforms (rare: `outbox requeue`): the client's encoder.
         option = _client.Client.write_option(last_update_time=expected_update_time)
@@ -190,16 +141,6 @@ def update_pb(
         update_transforms=transforms,
         current_document=precondition,
     )
-
-
-@dataclass(frozen=True)
-class BatchWritten:
-    """Per write its status code, status message and new update time; and how many times
-    the request went out (more than once when the retry layer sent it again after an error,
-    which may have come after the first one landed)."""
-
-    answers: list[tuple[int, str, datetime.datetime | None]]
-    sends: int
 
 
 def batch_write(db: Client, writes: Sequence[Any], *, retry: Retry, timeout: float) -> BatchWritten:
@@ -322,72 +263,22 @@ def intercept(db: Client, interceptor: Any) -> None:
 
 
 # --- Inside `Watch` --------------------------------------------------------------------------
-# The two places follow mode reaches inside google-cloud-firestore's `Watch` (a listener).
+# The two places follow mode reaches inside google-cloud-firestore's `Watch` (a listener), pinned
+# by `tests/unit/firestore/test_watch_internals.py`:
 #
-# `Watch` reports a stream that ended for good only by raising the error in a thread of its own
-# (`Thread-OnRpcTerminated`), which Python prints as a bare traceback on stderr; and it re-opens
-# a stream that failed with a "recoverable" error (UNAVAILABLE among them) at once and forever:
-# with Firestore unreachable, that loop burns a whole CPU core. Both are fixed here, and only
-# here, so a client upgrade that moves them breaks one module, which
-# `tests/unit/firestore/test_watch_internals.py` pins:
-#
-# - `route_watch_failures()` (opt-in: the `outbox` CLI calls it; nothing here replaces a
-#   process-wide hook by default) installs a `threading.excepthook` that hands the errors
-#   those threads raise to the `on_failure` of every `watch_failures(on_failure)` block
-#   running, and every other thread's exception to the hook that was there before; without it
-#   `watch_failures` routes nothing, the listener still sees the stream end (`is_active`) and
-#   Python prints the error as it would anyway;
-# - `give_up_when_reconnecting_in_a_loop(watch)` lets the stream re-open a few times (a server
-#   closing a long-lived stream is normal) and ends it with `ServiceUnavailable` when it keeps
-#   failing, so the listener is reported down and `Listener` takes over with its own backoff.
+# - `Watch` raises a stream's last error in a thread of its own, named `FAILURE_THREAD`, which
+#   `firestore_outbox.firestore.watch_failures` routes to the listeners running;
+# - `Watch` re-opens a stream that failed with a "recoverable" error (UNAVAILABLE among them)
+#   at once and forever: with Firestore unreachable, that loop burns a whole CPU core.
+#   `give_up_when_reconnecting_in_a_loop(watch)` lets it re-open a few times (a server closing
+#   a long-lived stream is normal) and ends it with `ServiceUnavailable` when it keeps failing,
+#   so the listener is reported down and `Listener` takes over with its own backoff.
 
 # `Watch` names the thread it raises a stream's last error on; no public name says which.
 FAILURE_THREAD: str = watch_module._RPC_ERROR_THREAD_NAME
 # More re-opens than this within the window means the stream is not coming back by itself.
 REOPENS_ALLOWED = 3
 REOPEN_WINDOW_SECONDS = 10.0
-# The `on_failure` of each `watch_failures` block running (a list: one callable may be in twice).
-_on_failure: list[Callable[[BaseException], None]] = []
-_routing = threading.Lock()
-_routed = False
-
-
-def route_watch_failures() -> None:
-    """Opt in, once per process: the error a `Watch` ends with goes to the `on_failure` of the
-    `watch_failures` blocks running instead of stderr (`threading.excepthook`, wrapping the
-    hook set now, so call it after any hook of your own); other threads' go to that hook."""
-    global _routed
-    with _routing:
-        if _routed:
-            return
-        _routed = True
-        previous = threading.excepthook
-
-        def hook(args: Any) -> None:
-            thread, error = args.thread, args.exc_value
-            with _routing:
-                takers = list(_on_failure)
-            if thread is not None and thread.name == FAILURE_THREAD and error and takers:
-                for on_failure in takers:
-                    on_failure(error)
-            else:
-                previous(args)
-
-        threading.excepthook = hook
-
-
-@contextmanager
-def watch_failures(on_failure: Callable[[BaseException], None]) -> Iterator[None]:
-    """While inside, the error a `Watch` ends with goes to `on_failure` (with any other block
-    running, to theirs too: a listener only reads it once its own stream has ended) if the
-    process opted in with `route_watch_failures()`; otherwise nothing is routed."""
-    with _routing:
-        _on_failure.append(on_failure)
-    try:
-        yield
-    finally:
-        with _routing:
-            _on_failure.remove(on_failure)
 
 
 class _GiveUpInALoop:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from google.cloud.firestore import Client
 
     from firestore_outbox.firestore.settings import Settings
-    from firestore_outbox.idempotency.answers import Answer
+    from firestore_outbox.idempotency.answers import FrontDoorAnswer
     from firestore_outbox.idempotency.config import IdempotencyConfig
 
 __all__ = ["HttpFunction", "environ_of"]
@@ -116,7 +116,7 @@ def environ_of(request: dict[str, Any]) -> dict[str, Any]:
     return environ
 
 
-def _response(answer: Answer) -> dict[str, Any]:
+def _response(answer: FrontDoorAnswer) -> dict[str, Any]:
     headers: dict[str, str] = {}
     for name, value in answer.headers:
         headers[name] = f"{headers[name]}, {value}" if name in headers else value

@@ -6,9 +6,9 @@
 
 Framework-independent core (`keys`, `fingerprint`, `answers`, `crypto`, `registry`) and WSGI
 and ASGI middleware over it. An app behind the middleware finds its `Claim` in the WSGI
-environ under `CLAIM` and commits the answer with its own writes (`claim.complete_in(uow,
-answer)`); `problem` builds RFC 9457 answers and `server_span` / `record_answer` trace a
-request. See docs/front-door.md. Names load on first use.
+environ under `CLAIM` and commits its `FrontDoorAnswer` with its own writes
+(`claim.complete_in(uow, answer)`); `problem` builds RFC 9457 answers and `server_span` /
+`record_answer` trace a request. See docs/front-door.md. Names load on first use.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from firestore_outbox.idempotency.answers import Answer
+    from firestore_outbox.idempotency.answers import FrontDoorAnswer
     from firestore_outbox.idempotency.asgi import IdempotencyASGIMiddleware
-    from firestore_outbox.idempotency.config import IdempotencyConfig, load_idempotency_config
+    from firestore_outbox.idempotency.config import IdempotencyConfig
     from firestore_outbox.idempotency.crypto import AnswerUnreadable, EncryptionKeys
     from firestore_outbox.idempotency.door import CLAIM, Claim, FrontDoor, LockLost
     from firestore_outbox.idempotency.keys import InvalidKey, parse_key, record_id
@@ -31,18 +31,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLAIM",
-    "Answer",
     "AnswerUnreadable",
     "Claim",
     "EncryptionKeys",
     "FrontDoor",
+    "FrontDoorAnswer",
     "IdempotencyASGIMiddleware",
     "IdempotencyConfig",
     "IdempotencyMiddleware",
     "InvalidKey",
     "KeyRegistry",
     "LockLost",
-    "load_idempotency_config",
     "parse_key",
     "problem",
     "record_answer",
@@ -50,4 +49,11 @@ __all__ = [
     "server_span",
 ]
 
-__getattr__ = lazy_exports(__name__)
+# Names that left this list, importable from here with a DeprecationWarning for one release
+# (docs/upgrading.md).
+_MOVED = {
+    "Answer": "firestore_outbox.idempotency.FrontDoorAnswer",
+    "load_idempotency_config": "firestore_outbox.load_idempotency_config",
+}
+
+__getattr__ = lazy_exports(__name__, _MOVED)

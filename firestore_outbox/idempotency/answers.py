@@ -33,7 +33,7 @@ STORED_HEADERS = frozenset(
 
 
 @dataclass(frozen=True)
-class Answer:
+class FrontDoorAnswer:
     """An HTTP answer: status code, headers and body."""
 
     status: int
@@ -41,7 +41,7 @@ class Answer:
     body: bytes
 
     @classmethod
-    def of(cls, status: int, headers: Iterable[tuple[str, str]], body: bytes) -> Answer:
+    def of(cls, status: int, headers: Iterable[tuple[str, str]], body: bytes) -> FrontDoorAnswer:
         return cls(status, tuple((str(n), str(v)) for n, v in headers), body)
 
     @property
@@ -55,7 +55,7 @@ class Answer:
 
 
 def stored_fields(
-    answer: Answer, record_id: str, max_body: int, keys: EncryptionKeys | None
+    answer: FrontDoorAnswer, record_id: str, max_body: int, keys: EncryptionKeys | None
 ) -> dict[str, Any]:
     """The `response` map of a completed record."""
     kept = [
@@ -73,7 +73,9 @@ def stored_fields(
     return fields
 
 
-def replayed(stored: Mapping[str, Any], record_id: str, keys: EncryptionKeys | None) -> Answer:
+def replayed(
+    stored: Mapping[str, Any], record_id: str, keys: EncryptionKeys | None
+) -> FrontDoorAnswer:
     """The answer a repeat gets; `AnswerUnreadable` if it is encrypted with no key set."""
     from firestore_outbox.idempotency.crypto import AnswerUnreadable
 
@@ -88,4 +90,4 @@ def replayed(stored: Mapping[str, Any], record_id: str, keys: EncryptionKeys | N
     if stored.get("bodyOmitted"):
         headers.append(OMITTED_HEADER)
     headers.append(REPLAYED_HEADER)
-    return Answer.of(int(stored["status"]), headers, body)
+    return FrontDoorAnswer.of(int(stored["status"]), headers, body)

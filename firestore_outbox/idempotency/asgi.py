@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
-from firestore_outbox.idempotency.answers import Answer
+from firestore_outbox.idempotency.answers import FrontDoorAnswer
 from firestore_outbox.idempotency.door import CLAIM, Guard, Keyed
 from firestore_outbox.idempotency.wsgi import too_large
 
@@ -58,12 +58,12 @@ class IdempotencyASGIMiddleware(Guard[ASGIApp]):
 
     async def _guarded(
         self, scope: MutableMapping[str, Any], receive: Receive, request: Keyed
-    ) -> Answer:
+    ) -> FrontDoorAnswer:
         body = await _read_body(receive, self.registry.config.max_request_bytes)
         if body is None:
             return too_large(self.registry.config.max_request_bytes)
         claim = await asyncio.to_thread(self.door.enter, request, body)
-        if isinstance(claim, Answer):
+        if isinstance(claim, FrontDoorAnswer):
             return claim
         try:
             answer = await _collect(self.app, {**scope, CLAIM: claim}, body, receive)
@@ -101,7 +101,7 @@ async def _read_body(receive: Receive, cap: int) -> bytes | None:
 
 async def _collect(
     app: ASGIApp, scope: MutableMapping[str, Any], body: bytes, client: Receive
-) -> Answer:
+) -> FrontDoorAnswer:
     """Run the app on the buffered body and gather its whole answer; after the body, the
     app's `receive` is the client's again (a disconnect reaches it)."""
     delivered = False
@@ -126,10 +126,10 @@ async def _collect(
         (bytes(n).decode("latin-1"), bytes(v).decode("latin-1"))
         for n, v in started.get("headers", [])
     ]
-    return Answer.of(int(started["status"]), headers, b"".join(parts))
+    return FrontDoorAnswer.of(int(started["status"]), headers, b"".join(parts))
 
 
-async def _send(answer: Answer, send: Send) -> None:
+async def _send(answer: FrontDoorAnswer, send: Send) -> None:
     framing = {"content-length", "transfer-encoding"}
     headers = [
         (name.lower().encode("latin-1"), value.encode("latin-1"))

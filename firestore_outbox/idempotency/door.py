@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from google.api_core.exceptions import GoogleAPIError
 
 from firestore_outbox.errors import CommitFailed, OutboxError
-from firestore_outbox.idempotency.answers import Answer
+from firestore_outbox.idempotency.answers import FrontDoorAnswer
 from firestore_outbox.idempotency.crypto import AnswerUnreadable
 from firestore_outbox.idempotency.fingerprint import fingerprint
 from firestore_outbox.idempotency.keys import (
@@ -52,7 +52,7 @@ class Claim:
     queued: bool = field(default=False)
     started: float = field(default_factory=time.monotonic)  # when the lock was taken
 
-    def complete_in(self, uow: FirestoreUnitOfWork, answer: Answer) -> None:
+    def complete_in(self, uow: FirestoreUnitOfWork, answer: FrontDoorAnswer) -> None:
         """Store `answer` in the same batch as the writes on `uow`."""
         self.registry.complete_in(uow, self.lock, answer)
         self.queued = True
@@ -71,7 +71,7 @@ class Keyed:
     key: str | None
 
 
-def _busy(detail: str, retry_after: int = 1) -> Answer:
+def _busy(detail: str, retry_after: int = 1) -> FrontDoorAnswer:
     return problem(
         409,
         "request-in-progress",
@@ -97,7 +97,7 @@ class FrontDoor:
         """Whether the door handles this request at all (else it goes straight to the app)."""
         return method in GUARDED_METHODS and (key is not None or (method, path) in self.required)
 
-    def refusal(self, request: Keyed) -> Answer | None:
+    def refusal(self, request: Keyed) -> FrontDoorAnswer | None:
         """A 400 for a missing or malformed key or tenant, before the body is read."""
         if request.key is None:
             detail = f"{request.method} {request.path} requires an Idempotency-Key header"
@@ -109,7 +109,7 @@ class FrontDoor:
             return problem(400, "idempotency-key-invalid", "Invalid Idempotency-Key", str(exc))
         return None
 
-    def enter(self, request: Keyed, body: bytes) -> Answer | Claim:
+    def enter(self, request: Keyed, body: bytes) -> FrontDoorAnswer | Claim:
         """The answer for a repeat (replay, 422, 409), or the claim to run the app under."""
         tenant = parse_tenant(request.tenant)
         scope = record_id(tenant, parse_key(str(request.key)))
@@ -139,7 +139,9 @@ class FrontDoor:
             return _busy("a request with this key is still being processed; retry later")
         return Claim(self.registry, begun)
 
-    def leave(self, claim: Claim, answer: Answer | None, error: BaseException | None) -> Answer:
+    def leave(
+        self, claim: Claim, answer: FrontDoorAnswer | None, error: BaseException | None
+    ) -> FrontDoorAnswer:
         """What the client gets once the app answered (or raised), and the key's fate: kept
         with the business writes, stored now (below 400), or released (anything else)."""
         answered, outcome = self._settle(claim, answer, error)
@@ -147,8 +149,8 @@ class FrontDoor:
         return answered
 
     def _settle(
-        self, claim: Claim, answer: Answer | None, error: BaseException | None
-    ) -> tuple[Answer, str]:
+        self, claim: Claim, answer: FrontDoorAnswer | None, error: BaseException | None
+    ) -> tuple[FrontDoorAnswer, str]:
         """`leave`'s answer, and what became of the key: `stored`, `released`, `lock_lost`."""
         if isinstance(error, LockLost):
             self.count("lock_lost")

@@ -20,7 +20,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from firestore_outbox.idempotency.answers import Answer
+from firestore_outbox.idempotency.answers import FrontDoorAnswer
 from firestore_outbox.idempotency.door import CLAIM, Guard, Keyed
 from firestore_outbox.idempotency.wsgi import WSGIApp, collect, read_body, send
 
@@ -38,7 +38,9 @@ class IdempotencyMiddleware(Guard[WSGIApp]):
             return self.app(environ, start_response)
         return send(self._guarded(environ, method, path, key), start_response)
 
-    def _guarded(self, environ: dict[str, Any], method: str, path: str, key: Any) -> Answer:
+    def _guarded(
+        self, environ: dict[str, Any], method: str, path: str, key: Any
+    ) -> FrontDoorAnswer:
         request = Keyed(
             method,
             path,
@@ -53,11 +55,11 @@ class IdempotencyMiddleware(Guard[WSGIApp]):
         if refused is not None:
             return refused
         body = read_body(environ, self.registry.config.max_request_bytes)
-        if isinstance(body, Answer):
+        if isinstance(body, FrontDoorAnswer):
             return body
         environ["wsgi.input"] = io.BytesIO(body)
         claim = self.door.enter(request, body)
-        if isinstance(claim, Answer):
+        if isinstance(claim, FrontDoorAnswer):
             return claim
         environ[CLAIM] = claim
         try:

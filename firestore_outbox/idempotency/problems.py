@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from firestore_outbox.idempotency.answers import Answer
+from firestore_outbox.idempotency.answers import FrontDoorAnswer
 
 PROBLEM_TYPE = "application/problem+json"
 
@@ -16,8 +16,8 @@ def problem(
     title: str,
     detail: str,
     headers: Iterable[tuple[str, str]] = (),
-) -> Answer:
+) -> FrontDoorAnswer:
     """A problem answer; `type` is a relative URI naming the problem (RFC 9457 section 3.1.1)."""
     body = {"type": f"/problems/{slug}", "title": title, "status": status, "detail": detail}
     encoded = json.dumps(body, ensure_ascii=False).encode()
-    return Answer.of(status, [("Content-Type", PROBLEM_TYPE), *headers], encoded)
+    return FrontDoorAnswer.of(status, [("Content-Type", PROBLEM_TYPE), *headers], encoded)

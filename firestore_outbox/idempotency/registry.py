@@ -37,7 +37,7 @@ from firestore_outbox.errors import CommitFailed
 from firestore_outbox.firestore.cas import Change, WriteOutcome, write_if_unchanged
 from firestore_outbox.firestore.clock import ClockNotSet, ServerClock
 from firestore_outbox.firestore.deadline import bounded_retry
-from firestore_outbox.idempotency.answers import Answer, replayed, stored_fields
+from firestore_outbox.idempotency.answers import FrontDoorAnswer, replayed, stored_fields
 
 if TYPE_CHECKING:
     from google.cloud.firestore import Client, DocumentReference
@@ -64,7 +64,7 @@ class Lock:
 
 @dataclass(frozen=True)
 class Replay:
-    answer: Answer
+    answer: FrontDoorAnswer
 
 
 @dataclass(frozen=True)
@@ -153,11 +153,11 @@ class KeyRegistry:
             raise CommitFailed(f"taking over idempotency record {record_id}: {written.reason}")
         return InProgress(retry_after=1)  # another request took it over first
 
-    def complete_in(self, uow: FirestoreUnitOfWork, lock: Lock, answer: Answer) -> None:
+    def complete_in(self, uow: FirestoreUnitOfWork, lock: Lock, answer: FrontDoorAnswer) -> None:
         """Queue the completion on `uow`: it commits with the business writes, or not at all."""
         uow.add_update(lock.ref, self._completion(lock, answer), last_update_time=lock.update_time)
 
-    def complete(self, lock: Lock, answer: Answer) -> bool:
+    def complete(self, lock: Lock, answer: FrontDoorAnswer) -> bool:
         """Store `answer` on its own (an endpoint without a batch); False if the lock was lost."""
         change = Change(lock.ref, lock.update_time, self._completion(lock, answer))
         [written] = write_if_unchanged(
@@ -179,7 +179,7 @@ class KeyRegistry:
         """Whether a refused business batch was refused for the lock's precondition."""
         return isinstance(exc.__cause__, google_exceptions.FailedPrecondition)
 
-    def _completion(self, lock: Lock, answer: Answer) -> dict[str, Any]:
+    def _completion(self, lock: Lock, answer: FrontDoorAnswer) -> dict[str, Any]:
         config = self.config
         response = stored_fields(
             answer, lock.record_id, config.max_response_bytes, config.encryption

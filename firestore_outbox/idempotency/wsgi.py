@@ -6,13 +6,13 @@ import io
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from firestore_outbox.idempotency.answers import Answer
+from firestore_outbox.idempotency.answers import FrontDoorAnswer
 from firestore_outbox.idempotency.problems import problem
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def read_body(environ: dict[str, Any], cap: int) -> bytes | Answer:
+def read_body(environ: dict[str, Any], cap: int) -> bytes | FrontDoorAnswer:
     length_text = str(environ.get("CONTENT_LENGTH", "") or "").strip()
     stream = environ.get("wsgi.input") or io.BytesIO()
     if length_text:
@@ -26,7 +26,7 @@ def read_body(environ: dict[str, Any], cap: int) -> bytes | Answer:
     return too_large(cap) if len(body) > cap else body
 
 
-def too_large(cap: int) -> Answer:
+def too_large(cap: int) -> FrontDoorAnswer:
     """The 413 for a body over `cap` bytes, from the middleware or the server (`app.api`)."""
     return problem(
         413,
@@ -36,7 +36,7 @@ def too_large(cap: int) -> Answer:
     )
 
 
-def collect(app: WSGIApp, environ: dict[str, Any]) -> Answer:
+def collect(app: WSGIApp, environ: dict[str, Any]) -> FrontDoorAnswer:
     """Run a WSGI app and collect its whole answer (the middleware must see it to store it)."""
     started: list[Any] = []
 
@@ -52,10 +52,10 @@ def collect(app: WSGIApp, environ: dict[str, Any]) -> Answer:
         if close is not None:
             close()
     status, headers = started
-    return Answer.of(int(str(status).split(" ", 1)[0]), headers, body)
+    return FrontDoorAnswer.of(int(str(status).split(" ", 1)[0]), headers, body)
 
 
-def send(answer: Answer, start_response: Callable[..., Any]) -> list[bytes]:
+def send(answer: FrontDoorAnswer, start_response: Callable[..., Any]) -> list[bytes]:
     framing = {"content-length", "transfer-encoding"}
     headers = [(n, v) for n, v in answer.headers if n.lower() not in framing]
     headers.append(("Content-Length", str(len(answer.body))))

@@ -1,7 +1,7 @@
 """The fast path: after a commit, nudge the relay to deliver its events now.
 
 `OUTBOX_NUDGE` picks the target (`off`, the default; `fc3`; `http`; `process`). A unit of
-work asks for the process's `Nudger` (`firestore_outbox.nudger_for`, which reads the
+work asks for the process's `Nudger` (`firestore_outbox.producer.nudger_for`, which reads the
 configuration, then `shared_nudger` here) once it committed outbox events, and hands it their
 partitions; the relay invocation that gets the nudge drains those partitions first
 (`Relay.run(partitions=...)`). See docs/fast-path.md.

@@ -4,8 +4,8 @@
 Both page through `status == PROCESSED` ordered by `processedAt`, a query per chunk of
 partitions with the partition first (the composite index `partition`, `status`,
 `processedAt`), and write each page in one `BatchWrite`, every write conditional on the
-update time it read. An event processed without a partition (by a relay of 0.2) is left to
-its TTL.
+update time it read. An event processed without a `partition` field is left to its
+TTL.
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ class Repository:
             )
         return self._uow
 
-    # Before 0.7 subclasses overrode these protected names; kept so that they still work.
+    # Protected names a subclass may still override (docs/upgrading.md, 0.7): kept working.
     _target = unit_of_work
 
     def _collection_name(self, name: str | None) -> str:

@@ -51,8 +51,8 @@ class Position:
     @classmethod
     def from_document(cls, data: Mapping[str, Any] | None) -> Position | None:
         if not data or "partition" in data:
-            # None, or a cursor written before 0.7 walked one partition after another: that
-            # job starts again from its beginning (at least once: none skipped).
+            # None, or a cursor that walks one partition after another (docs/upgrading.md,
+            # 0.7): that job starts again from its beginning (at least once: none skipped).
             return None
         return cls(data["createdAt"], data["sequence"], data["eventId"])
 

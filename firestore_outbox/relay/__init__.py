@@ -7,14 +7,13 @@
     relay = Relay(db, configuration.settings, configuration.relay())
     summary = relay.run(time_budget=50)
 
-`RelayConfig` can also be built directly (with a publisher's settings: `HttpSettings`,
-`Fc3Settings`, ...); `Publisher` and its `Delivery` / `PublishResult` / `Outcome` are what a
-publisher of your own implements. On Function Compute, deploy
-`firestore_outbox.function_compute`'s handler instead of writing one. A process of your own
-that runs the relay opts in to what is process-wide, as the `outbox` command does:
+`RelayConfig` can also be built directly (with a publisher's settings from
+`firestore_outbox.publishers`, where the `Publisher` interface is too). On Function Compute,
+deploy `firestore_outbox.function_compute`'s handler instead of writing one. A process of your
+own that runs the relay opts in to what is process-wide, as the `outbox` command does:
 `configure_logging(secrets, thread_exceptions=True)` (JSON logs, masked, threads' uncaught
-exceptions included), `route_watch_failures()` (follow mode's listener errors named in its
-log) and `keep_rocketmq_out_of_home()` (the RocketMQ client writes no `~/logs`).
+exceptions included) and `route_watch_failures()` (follow mode's listener errors named in its
+log).
 
 Where one event's steps live (modules below `firestore_outbox.relay`; partition leases, the
 default, first, then per-event leases, `RELAY_LEASES=event`). `run` drives; each step is a
@@ -49,18 +48,9 @@ from firestore_outbox._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.outbox_collections import OutboxCollections
-    from firestore_outbox.firestore.raw import route_watch_failures
+    from firestore_outbox.firestore.watch_failures import route_watch_failures
     from firestore_outbox.observability.logs import configure_logging
-    from firestore_outbox.publishers.amqp.settings import AmqpSettings
-    from firestore_outbox.publishers.base import Delivery, Outcome, Publisher, PublishResult
-    from firestore_outbox.publishers.eventbridge.settings import EventBridgeSettings
-    from firestore_outbox.publishers.fc.settings import Fc3Settings, FcSettings
-    from firestore_outbox.publishers.http.settings import HttpSettings
-    from firestore_outbox.publishers.mns.settings import MnsSettings
-    from firestore_outbox.publishers.rocketmq.client import keep_rocketmq_out_of_home
-    from firestore_outbox.publishers.rocketmq.settings import RocketMqSettings
-    from firestore_outbox.publishers.settings import AccessKeySettings
-    from firestore_outbox.relay.config import RelayConfig, load_relay_config
+    from firestore_outbox.relay.config import RelayConfig
     from firestore_outbox.relay.fan_out import FanOutSettings
     from firestore_outbox.relay.partition_settings import PartitionSettings
     from firestore_outbox.relay.ramp import RampSettings
@@ -68,38 +58,42 @@ if TYPE_CHECKING:
     from firestore_outbox.relay.summary import RunStatus, RunSummary, StopReason
 
 __all__ = [
-    "AccessKeySettings",
-    "AmqpSettings",
-    "Delivery",
-    "EventBridgeSettings",
     "FanOutSettings",
-    "Fc3Settings",
-    "FcSettings",
-    "HttpSettings",
-    "MnsSettings",
     "OutboxCollections",
-    "Outcome",
     "PartitionSettings",
-    "PublishResult",
-    "Publisher",
     "RampSettings",
     "Relay",
     "RelayConfig",
-    "RocketMqSettings",
     "RunStatus",
     "RunSummary",
     "StopReason",
     "configure_logging",
-    "keep_rocketmq_out_of_home",
-    "load_relay_config",
     "route_watch_failures",
 ]
 
-# Names that left this list, importable from here with a DeprecationWarning for one release
-# (docs/upgrading.md). `Configuration` is the composition root's (`firestore_outbox.config`,
-# on top of the relay): the top face names it.
+# Names that left this list (for `firestore_outbox.publishers` and the top face), importable
+# from here with a DeprecationWarning for one release (docs/upgrading.md).
 _MOVED = {
+    **{
+        name: f"firestore_outbox.publishers.{name}"
+        for name in (
+            "AccessKeySettings",
+            "AmqpSettings",
+            "Delivery",
+            "EventBridgeSettings",
+            "Fc3Settings",
+            "FcSettings",
+            "HttpSettings",
+            "MnsSettings",
+            "Outcome",
+            "PublishResult",
+            "Publisher",
+            "RocketMqSettings",
+            "keep_rocketmq_out_of_home",
+        )
+    },
     "Configuration": "firestore_outbox.Configuration",
+    "load_relay_config": "firestore_outbox.load_relay_config",
 }
 
 __getattr__ = lazy_exports(__name__, _MOVED)

@@ -15,7 +15,7 @@ import urllib3
 from google.cloud import firestore
 
 from firestore_outbox.config.secrets import configured_secrets
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.observability.logs import configure_logging
 from firestore_outbox.publishers.base import Delivery, Outcome
@@ -58,7 +58,9 @@ ECHOES = {
 
 @pytest.mark.parametrize("echo", ECHOES)
 def test_no_spelling_of_a_url_secret_reaches_an_error(receiver: Receiver, echo: str) -> None:
-    receiver.respond = lambda r: Answer(503, body=f"unknown hook {ECHOES[echo](r)}".encode())
+    receiver.respond = lambda r: ReceiverAnswer(
+        503, body=f"unknown hook {ECHOES[echo](r)}".encode()
+    )
     result = HttpPublisher(secret_url(receiver), connect_timeout=1, read_timeout=2).publish(
         DELIVERY
     )
@@ -92,8 +94,8 @@ def debug_log() -> Iterator[io.StringIO]:
 def test_urllib3_debug_lines_are_masked_too(receiver: Receiver, debug_log: io.StringIO) -> None:
     url = secret_url(receiver)
 
-    def echo_everything(request: Received) -> Answer:
-        return Answer(500, body=(request.path + " " + unquote(request.path)).encode())
+    def echo_everything(request: Received) -> ReceiverAnswer:
+        return ReceiverAnswer(500, body=(request.path + " " + unquote(request.path)).encode())
 
     receiver.respond = echo_everything
     configure_logging(configured_secrets({"DOWNSTREAM_SERVICE_URL": url}), "DEBUG")
@@ -112,7 +114,7 @@ def test_urllib3_debug_lines_are_masked_too(receiver: Receiver, debug_log: io.St
 def test_last_error_in_firestore_names_no_spelling_of_the_urls_secrets(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
-    receiver.respond = lambda r: Answer(
+    receiver.respond = lambda r: ReceiverAnswer(
         503, body=" ".join(echo(r) for echo in ECHOES.values()).encode()
     )
     [event_id] = add_orders(db, settings, 1)

@@ -20,7 +20,7 @@ from typing import Any
 
 import requests
 
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 
 OUTBOX = shutil.which("outbox") or os.path.join(os.path.dirname(sys.executable), "outbox")
 
@@ -93,14 +93,14 @@ class ChaosProxy:
         self._lock = threading.Lock()
         self._replays: list[threading.Thread] = []
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         event_id = str(request.event_id)
         with self._lock:
             roll = self._rng.random() if self.faults else 1.0
             delay = self._rng.uniform(0.5, 3.0)
         if roll < 0.08:
             self._count("deferred")
-            return Answer(503, (("Retry-After", "0"),), b"deferred by the drill")
+            return ReceiverAnswer(503, (("Retry-After", "0"),), b"deferred by the drill")
         if roll < 0.16:
             self._count("injected")
             self._replay(request, 0.0)
@@ -109,7 +109,7 @@ class ChaosProxy:
             self._replay(request, delay)
         return self.forward(request, event_id)
 
-    def forward(self, request: Received, event_id: str) -> Answer:
+    def forward(self, request: Received, event_id: str) -> ReceiverAnswer:
         for backend in self._rng.sample(self.backends, len(self.backends)):
             try:
                 response = requests.post(
@@ -120,13 +120,13 @@ class ChaosProxy:
             except requests.Timeout:  # it arrived; whether it was applied is unknown
                 self._count("timeout")
                 self._delivered(event_id)
-                return Answer(504, body=b"receiver timed out")
+                return ReceiverAnswer(504, body=b"receiver timed out")
             self._delivered(event_id)
             status = _status_of(response)
             self._count(f"answer:{response.status_code}:{status}")
-            return Answer(response.status_code, body=response.content)
+            return ReceiverAnswer(response.status_code, body=response.content)
         self._count("no receiver up")
-        return Answer(502, body=b"no receiver up")
+        return ReceiverAnswer(502, body=b"no receiver up")
 
     def wait_for_replays(self) -> None:
         for thread in self._replays:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from tests.support.local_endpoint import LocalEndpoint
 
 KEY_ID, SECRET, TOKEN = "LTAI-eb-key", "eb-s3cret-value", "eb-sts-t0ken"
@@ -40,7 +40,7 @@ class EventBridgeServer(LocalEndpoint):
     events: list[dict[str, Any]] = field(default_factory=list)
     batches: list[list[str]] = field(default_factory=list)
 
-    def handle(self, request: Received) -> Answer:
+    def handle(self, request: Received) -> ReceiverAnswer:
         if request.path != "/openapi/putEvents":
             return _answer(404, {"code": "NotFound", "message": request.path})
         if request.headers.get("authorization") != expected_authorization(request):
@@ -80,5 +80,7 @@ class EventBridgeServer(LocalEndpoint):
         )
 
 
-def _answer(status: int, body: dict[str, Any]) -> Answer:
-    return Answer(status, (("Content-Type", "application/json"),), json.dumps(body).encode())
+def _answer(status: int, body: dict[str, Any]) -> ReceiverAnswer:
+    return ReceiverAnswer(
+        status, (("Content-Type", "application/json"),), json.dumps(body).encode()
+    )

@@ -8,7 +8,7 @@ import base64
 import json
 from typing import Any
 
-from firestore_outbox.consumer.receiver import Answer
+from firestore_outbox.consumer.receiver import ReceiverAnswer
 
 
 def http_event(
@@ -45,12 +45,12 @@ def http_event(
     ).encode()
 
 
-def answer_of(response: dict[str, Any]) -> Answer:
+def answer_of(response: dict[str, Any]) -> ReceiverAnswer:
     """The HTTP answer Function Compute makes of a handler's response struct."""
     raw = response.get("body") or ""
     body = base64.b64decode(raw) if response.get("isBase64Encoded") else str(raw).encode()
     headers = tuple((name, str(value)) for name, value in (response.get("headers") or {}).items())
-    return Answer(int(response["statusCode"]), headers, body)
+    return ReceiverAnswer(int(response["statusCode"]), headers, body)
 
 
 def _capitalised(name: str) -> str:

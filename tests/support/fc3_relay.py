@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from firestore_outbox.config.loader import Configuration
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from firestore_outbox.function_compute import RelayFunction as RelayHandlers
 from tests.support.fc3_http import answer_of, http_event
 from tests.support.fc3_server import Fc3Endpoint
@@ -49,13 +49,13 @@ class RelayFunction:
             "ALIBABA_CLOUD_ACCESS_KEY_SECRET": SECRET,
         }
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         answer = self.api(request)
         if answer.status == 202:
             self._start(request)
         return answer
 
-    def http_trigger(self, request: Received) -> Answer:
+    def http_trigger(self, request: Received) -> ReceiverAnswer:
         """A relay behind an HTTP trigger (`OUTBOX_NUDGE=http`), as FC 3.0 runs one: the
         request wrapped as its event (`tests.support.fc3_http`) for `http_handler` on one warm
         instance (in this process, with the function's `environment`), its response struct

@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, quote
 
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from tests.support.local_endpoint import RecordingResponder
 
 _AUTHORIZATION = re.compile(
@@ -35,9 +35,9 @@ _PATH = re.compile(r"/2023-03-30/functions/(?P<function>[^/]+)/invocations")
 _TASK_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,127}")
 
 
-def error(status: int, code: str, message: str = "") -> Answer:
+def error(status: int, code: str, message: str = "") -> ReceiverAnswer:
     body = json.dumps({"Code": code, "Message": message or code, "RequestId": "req-1"})
-    return Answer(status, (("Content-Type", "application/json"),), body.encode())
+    return ReceiverAnswer(status, (("Content-Type", "application/json"),), body.encode())
 
 
 @dataclass
@@ -55,14 +55,14 @@ class Fc3Endpoint(RecordingResponder):
     keys: dict[str, str]
     functions: set[str]
     security_token: str | None = None  # required when set
-    script: list[Answer] = field(default_factory=list)
+    script: list[ReceiverAnswer] = field(default_factory=list)
     invocations: dict[str, Invocation] = field(default_factory=dict)  # by task id
     # Seconds to sit on the answer after taking a new task: past the client's read timeout,
     # the invocation is accepted but the caller never hears so.
     answer_after: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self, request: Received) -> Answer:
+    def answer(self, request: Received) -> ReceiverAnswer:
         problem = self._authenticate(request)
         if problem is not None:
             return problem
@@ -88,9 +88,9 @@ class Fc3Endpoint(RecordingResponder):
             qualifier = dict(parse_qsl(query)).get("qualifier")
             self.invocations[task] = Invocation(function, qualifier, task, request.body)
         time.sleep(self.answer_after)
-        return Answer(202, (("x-fc-request-id", "req-1"), ("x-fc-async-task-id", task)))
+        return ReceiverAnswer(202, (("x-fc-request-id", "req-1"), ("x-fc-async-task-id", task)))
 
-    def _authenticate(self, request: Received) -> Answer | None:
+    def _authenticate(self, request: Received) -> ReceiverAnswer | None:
         headers = request.headers
         found = _AUTHORIZATION.fullmatch(headers.get("authorization", ""))
         if found is None:

@@ -19,7 +19,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from tests.support.local_endpoint import RecordingResponder
 
 _PATH = re.compile(
@@ -27,9 +27,9 @@ _PATH = re.compile(
 )
 
 
-def error(status: int, code: str, message: str = "") -> Answer:
+def error(status: int, code: str, message: str = "") -> ReceiverAnswer:
     body = json.dumps({"ErrorCode": code, "ErrorMessage": message or code})
-    return Answer(status, (("Content-Type", "application/json"),), body.encode())
+    return ReceiverAnswer(status, (("Content-Type", "application/json"),), body.encode())
 
 
 def signature(request: Received, key_id: str, secret: str) -> str:
@@ -55,7 +55,7 @@ class FcEndpoint(RecordingResponder):
     invocations: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self, request: Received) -> Answer:
+    def answer(self, request: Received) -> ReceiverAnswer:
         key_id, _, _ = request.headers.get("authorization", "").removeprefix("FC ").partition(":")
         secret = self.keys.get(key_id)
         if secret is None:
@@ -76,4 +76,4 @@ class FcEndpoint(RecordingResponder):
             return error(404, "FunctionNotFound", f"function {match['function']!r} does not exist")
         with self._lock:
             self.invocations += 1
-        return Answer(202, (("x-fc-request-id", "req-1"),))
+        return ReceiverAnswer(202, (("x-fc-request-id", "req-1"),))

@@ -18,7 +18,7 @@ from google.cloud import firestore
 
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.publishers.base import Delivery, PublishResult
@@ -91,9 +91,9 @@ def lease_taken_back_while_delivering(
     [event_id] = add_orders(db, settings, 1)
     ref = db.collection(settings.outbox_collection).document(event_id)
 
-    def taken_back_meanwhile(_: Received) -> Answer:
+    def taken_back_meanwhile(_: Received) -> ReceiverAnswer:
         ref.update({"processingInstanceId": "relay-b", "updatedAt": firestore.SERVER_TIMESTAMP})
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = taken_back_meanwhile
     return event_id

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 
 Self = TypeVar("Self", bound="LocalEndpoint")
 
@@ -41,11 +41,11 @@ class LocalEndpoint:
     def stop(self) -> None:
         self._receiver.stop()
 
-    def handle(self, request: Received) -> Answer:
+    def handle(self, request: Received) -> ReceiverAnswer:
         """The API's answer to `request`, its signature checked first."""
         raise NotImplementedError
 
-    def _respond(self, request: Received) -> Answer:
+    def _respond(self, request: Received) -> ReceiverAnswer:
         time.sleep(self.latency)
         return self.handle(request)
 
@@ -60,12 +60,12 @@ class RecordingResponder:
     CODE: ClassVar[str] = "Code"
     refused: list[str] = field(default_factory=list)
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         answer = self.answer(request)
         if answer.status >= 300:
             self.refused.append(json.loads(answer.body)[self.CODE])
         return answer
 
-    def answer(self, request: Received) -> Answer:
+    def answer(self, request: Received) -> ReceiverAnswer:
         """The API's answer to `request`, its signature checked first."""
         raise NotImplementedError

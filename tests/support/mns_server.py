@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from mns.auth import Credentials
 from mns.mns_client import MNSClient
 
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from tests.support.local_endpoint import LocalEndpoint
 
 XMLNS = "http://mns.aliyuncs.com/doc/v1/"
@@ -53,7 +53,7 @@ class MnsServer(LocalEndpoint):
         self._ids = itertools.count(1)
         self._signer = MNSClient("http://127.0.0.1", credentials_provider=_Provider())
 
-    def handle(self, request: Received) -> Answer:
+    def handle(self, request: Received) -> ReceiverAnswer:
         with self._lock:
             self.requests.append(request)
         expected = self._signer.get_signature(
@@ -80,7 +80,7 @@ class MnsServer(LocalEndpoint):
             return _xml(201, f'<Message xmlns="{XMLNS}">{answer[1]}</Message>')
         return _error(400, "MalformedXML", "not a message")
 
-    def _batch(self, destination: str, messages: list[ElementTree.Element]) -> Answer:
+    def _batch(self, destination: str, messages: list[ElementTree.Element]) -> ReceiverAnswer:
         if not 1 <= len(messages) <= 16:
             return _error(400, "InvalidArgument", "1 to 16 messages")
         entries = self._accept(destination, messages)
@@ -135,12 +135,12 @@ class _Provider:
         return Credentials(KEY_ID, SECRET, TOKEN)
 
 
-def _xml(status: int, text: str) -> Answer:
+def _xml(status: int, text: str) -> ReceiverAnswer:
     body = ('<?xml version="1.0" encoding="UTF-8"?>' + text).encode()
-    return Answer(status, (("Content-Type", "text/xml"),), body)
+    return ReceiverAnswer(status, (("Content-Type", "text/xml"),), body)
 
 
-def _error(status: int, code: str, message: str) -> Answer:
+def _error(status: int, code: str, message: str) -> ReceiverAnswer:
     return _xml(
         status,
         f'<Error xmlns="{XMLNS}"><Code>{code}</Code><Message>{message}</Message>'

@@ -11,7 +11,7 @@ from collections import defaultdict
 from google.cloud import firestore
 
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import Nudger
 
@@ -36,12 +36,12 @@ class Sequences:
         self._rate, self._rng = failure_rate, rng
         self._slow_rate, self._slow_seconds = slow_rate, slow_seconds
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         body = request.json()
         with self._lock:
             roll, slow = self._rng.random(), self._rng.random() < self._slow_rate
         if roll < self._rate:
-            return Answer(503)
+            return ReceiverAnswer(503)
         if slow:
             time.sleep(self._slow_seconds)
         aggregate, seq = body["aggregate"], body["seq"]
@@ -53,7 +53,7 @@ class Sequences:
                 self.duplicates += 1
             else:
                 self.violations += 1
-        return Answer(200)
+        return ReceiverAnswer(200)
 
 
 def add_steps(db: firestore.Client, settings: Settings, owners: list[str]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from firestore_outbox.consumer.receiver import Answer, Received
+from firestore_outbox.consumer.receiver import Received, ReceiverAnswer
 
 
 class HeldUntilOverlap:
@@ -33,9 +33,9 @@ class HeldUntilOverlap:
             self._in_flight -= 1
         time.sleep(self._pace)  # keeps a relay busy, so one alone would take a while
 
-    def __call__(self, _: Received) -> Answer:
+    def __call__(self, _: Received) -> ReceiverAnswer:
         self.hold()
-        return Answer(200)
+        return ReceiverAnswer(200)
 
 
 # What a relay whose deliveries `HeldUntilOverlap` holds must be given: an HTTP timeout longer

@@ -12,6 +12,7 @@ import ast
 import importlib
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,66 @@ def test_each_lazy_name_is_listed_once_and_exported(name: str) -> None:
     assert len(module.__all__) == len(set(module.__all__))
     for exported in module.__all__:
         assert getattr(module, exported) is not None
+
+
+def moved_names() -> list[tuple[str, str, str]]:
+    """(face, old name, new dotted place) of every name a face no longer lists."""
+    found = []
+    for face in PUBLIC_MODULES:
+        for name, place in getattr(importlib.import_module(face), "_MOVED", {}).items():
+            found.append((face, name, place))
+    return found
+
+
+MOVED = moved_names()
+
+
+@pytest.mark.parametrize(("face", "name", "place"), MOVED, ids=[f"{f}.{n}" for f, n, _ in MOVED])
+def test_a_moved_name_still_imports_with_a_warning_naming_its_place(
+    face: str, name: str, place: str
+) -> None:
+    where, _, new_name = place.rpartition(".")
+    assert name not in importlib.import_module(face).__all__
+    assert new_name in importlib.import_module(where).__all__
+    with pytest.warns(DeprecationWarning, match=f"import {place.replace('.', '[.]')} instead"):
+        old = getattr(importlib.import_module(face), name)
+    assert old is getattr(importlib.import_module(where), new_name)
+    # and on the next import too: each importing place is told
+    with pytest.warns(DeprecationWarning):
+        exec(f"from {face} import {name}", {})
+
+
+def test_every_name_that_left_a_face_is_moved_and_named_in_the_upgrade_notes() -> None:
+    notes = (ROOT / "docs" / "upgrading.md").read_text()
+    section = notes[notes.index("## Upgrading to 0.8") :]
+    section = section[: section.index("\n## ", 1)]
+    for face, name, place in MOVED:
+        assert f"`{face}.{name}`" in section, f"{face}.{name} not in the 0.8 upgrade notes"
+        assert f"`{place}`" in section, f"{place} not in the 0.8 upgrade notes"
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    import firestore_outbox
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="no attribute 'Nonesuch'"):
+            _ = firestore_outbox.Nonesuch  # type: ignore[attr-defined]
+
+
+def test_the_faces_keep_configuration_on_top_and_the_publishers_on_theirs() -> None:
+    public = public_names()
+    holding = [face for face, names in public.items() if "Configuration" in names]
+    assert holding == ["firestore_outbox"]
+    loaders = {n for names in public.values() for n in names if n.startswith("load_")}
+    assert loaders <= public["firestore_outbox"]
+    publishers = public["firestore_outbox.publishers"]
+    assert {"Publisher", "HttpSettings", "KafkaSettings", "AccessKeySettings"} <= publishers
+    for face, names in public.items():
+        if face != "firestore_outbox.publishers":
+            assert not names & publishers, face
+    assert len(public["firestore_outbox"]) <= 30
+    assert len(public["firestore_outbox.relay"]) <= 12
 
 
 def test_the_audiences_see_short_lists() -> None:

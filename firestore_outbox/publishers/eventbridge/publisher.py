@@ -36,7 +36,7 @@ from firestore_outbox.publishers.base import (
 )
 from firestore_outbox.publishers.cloud import AccessKeyTarget, ApiPublisher, access_key
 from firestore_outbox.publishers.coalescer import Coalescer
-from firestore_outbox.publishers.http.answers import Answer
+from firestore_outbox.publishers.http.answers import DownstreamAnswer
 from firestore_outbox.publishers.http.publisher import USER_AGENT
 
 if TYPE_CHECKING:
@@ -110,7 +110,9 @@ class EventBridgePublisher(ApiPublisher):
             return [self._transport.refusal(outcome, answer)] * len(deliveries)
         return self._entry_results(deliveries, answer)
 
-    def _entry_results(self, deliveries: Sequence[Delivery], answer: Answer) -> list[PublishResult]:
+    def _entry_results(
+        self, deliveries: Sequence[Delivery], answer: DownstreamAnswer
+    ) -> list[PublishResult]:
         """Each event's entry in `EntryList`, found by its `EventId`; an event the answer does
         not account for is retried (the answer said success, but not for it)."""
         entries = _json(answer.body).get("EntryList")

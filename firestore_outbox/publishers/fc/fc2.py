@@ -35,7 +35,7 @@ from firestore_outbox.publishers.base import (
 )
 from firestore_outbox.publishers.cloud import AccessKeyTarget, ApiPublisher, access_key
 from firestore_outbox.publishers.fc.shared import CHANNEL_ERRORS, error_code, signed_cloudevent
-from firestore_outbox.publishers.http.answers import Answer
+from firestore_outbox.publishers.http.answers import DownstreamAnswer
 from firestore_outbox.publishers.http.publisher import USER_AGENT
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class FcPublisher(ApiPublisher):
         )
 
 
-def _outcome(answer: Answer) -> Outcome:
+def _outcome(answer: DownstreamAnswer) -> Outcome:
     outcome = classify_status(answer.status)
     if outcome is Outcome.DELIVERED and answer.headers.get("X-Fc-Error-Type"):
         return Outcome.RETRY  # the function ran and failed

@@ -35,7 +35,7 @@ from firestore_outbox.publishers.base import (
 from firestore_outbox.publishers.cloud import AccessKeyTarget, ApiPublisher, access_key
 from firestore_outbox.publishers.fc.acs3 import Credentials, percent_encode, sign
 from firestore_outbox.publishers.fc.shared import CHANNEL_ERRORS, error_code, signed_cloudevent
-from firestore_outbox.publishers.http.answers import Answer
+from firestore_outbox.publishers.http.answers import DownstreamAnswer
 from firestore_outbox.publishers.http.publisher import USER_AGENT
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ class Fc3Publisher(ApiPublisher):
         )
 
 
-def _outcome(answer: Answer) -> Outcome:
+def _outcome(answer: DownstreamAnswer) -> Outcome:
     if answer.status == 409:  # the task id is taken: this event was accepted before
         return Outcome.DELIVERED
     outcome = classify_status(answer.status)

@@ -40,7 +40,7 @@ def _fields(lines: list[bytes]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Answer:
+class DownstreamAnswer:
     """A downstream's answer as the classifiers see it: status, headers, a body excerpt."""
 
     status: int
@@ -51,12 +51,12 @@ class Answer:
     body: bytes = b""
 
 
-def answer_of(status: int, headers: Headers, raw: bytes, whole: bool) -> Answer:
-    """The `Answer` for `raw`, the first bytes of the body (all of them when `whole`)."""
+def answer_of(status: int, headers: Headers, raw: bytes, whole: bool) -> DownstreamAnswer:
+    """The `DownstreamAnswer` for `raw`, the first bytes of the body (all of them when `whole`)."""
     if not raw:
-        return Answer(status, headers)
+        return DownstreamAnswer(status, headers)
     encoding = (headers.get("content-encoding") or "").strip().lower()
-    return Answer(status, headers, _excerpt(raw, encoding), raw if whole else b"")
+    return DownstreamAnswer(status, headers, _excerpt(raw, encoding), raw if whole else b"")
 
 
 def _excerpt(raw: bytes, encoding: str) -> str:

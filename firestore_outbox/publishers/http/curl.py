@@ -25,7 +25,12 @@ from collections import deque
 
 import pycurl
 
-from firestore_outbox.publishers.http.answers import MAX_ANSWER_BYTES, Answer, Headers, answer_of
+from firestore_outbox.publishers.http.answers import (
+    MAX_ANSWER_BYTES,
+    DownstreamAnswer,
+    Headers,
+    answer_of,
+)
 from firestore_outbox.publishers.http.failures import OPERATION_TIMEDOUT
 from firestore_outbox.publishers.http.routes import Route
 
@@ -99,7 +104,7 @@ class Handle:
 
     def post(
         self, url: str, route: Route, pin: str | None, body: bytes, headers: list[str], left: float
-    ) -> Answer:
+    ) -> DownstreamAnswer:
         """POST within `left` seconds, each wait for the answer's bytes at most the read
         timeout; the answer, or `CurlFailure`."""
         curl = self.curl

@@ -18,7 +18,7 @@ from firestore_outbox.publishers.base import (
     classify_status,
     parse_retry_after,
 )
-from firestore_outbox.publishers.http.answers import Answer
+from firestore_outbox.publishers.http.answers import DownstreamAnswer
 from firestore_outbox.publishers.http.curl import CurlFailure, Handles
 from firestore_outbox.publishers.http.failures import describe
 from firestore_outbox.publishers.http.routes import Routes
@@ -77,7 +77,7 @@ class HttpTransport:
         headers: dict[str, str],
         *,
         deadline: float | None = None,
-        outcome_of: Callable[[Answer], Outcome] | None = None,
+        outcome_of: Callable[[DownstreamAnswer], Outcome] | None = None,
     ) -> PublishResult:
         """POST and classify: by status code, or by `outcome_of(answer)` when given."""
         answer = self.exchange(url, body, headers, deadline=deadline)
@@ -90,7 +90,7 @@ class HttpTransport:
 
     def exchange(
         self, url: str, body: bytes, headers: dict[str, str], *, deadline: float | None = None
-    ) -> Answer | PublishResult:
+    ) -> DownstreamAnswer | PublishResult:
         """POST and hand back the answer whatever its status, or, when none came, the
         failure as a result (`post` classifies it; a batch target reads it entry by entry)."""
         bound = time.monotonic() + self._bound
@@ -119,7 +119,7 @@ class HttpTransport:
         finally:
             self._handles.give_back(taken)
 
-    def refusal(self, outcome: Outcome, answer: Answer) -> PublishResult:
+    def refusal(self, outcome: Outcome, answer: DownstreamAnswer) -> PublishResult:
         """`outcome` for `answer`, its status and excerpt as the (masked) error."""
         retry_after = parse_retry_after(answer.headers.get("Retry-After"))
         error = f"HTTP {answer.status}" + (f": {answer.excerpt}" if answer.excerpt else "")
@@ -136,5 +136,5 @@ class HttpTransport:
         return PublishResult(outcome, bounded_error(error, self._mask), retry_after)
 
 
-def _by_status(answer: Answer) -> Outcome:
+def _by_status(answer: DownstreamAnswer) -> Outcome:
     return classify_status(answer.status)

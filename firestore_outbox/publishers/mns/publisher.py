@@ -37,7 +37,7 @@ from firestore_outbox.publishers.base import (
 )
 from firestore_outbox.publishers.cloud import AccessKeyTarget, ApiPublisher, access_key
 from firestore_outbox.publishers.coalescer import Coalescer
-from firestore_outbox.publishers.http.answers import Answer
+from firestore_outbox.publishers.http.answers import DownstreamAnswer
 from firestore_outbox.publishers.mns import xml_api
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ class MnsPublisher(ApiPublisher):
             return [self._result(answer)] * len(deliveries)
         return [self._entry_result(entry) for entry in entries]
 
-    def _post(self, body: bytes, deadline: float | None) -> Answer | PublishResult:
+    def _post(self, body: bytes, deadline: float | None) -> DownstreamAnswer | PublishResult:
         target = self._target
         headers = xml_api.signed_headers(
             self._resource,
@@ -134,7 +134,7 @@ class MnsPublisher(ApiPublisher):
         )
         return self._transport.exchange(self._url, body, headers, deadline=deadline)
 
-    def _result(self, answer: Answer) -> PublishResult:
+    def _result(self, answer: DownstreamAnswer) -> PublishResult:
         """A whole request's result: by MNS's error code where it has one, else by status."""
         outcome = classify_status(answer.status)
         if outcome is Outcome.DELIVERED:

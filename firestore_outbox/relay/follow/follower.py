@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from google.api_core import exceptions as google_exceptions
 
 from firestore_outbox.fields import NEXT_ATTEMPT_AT
-from firestore_outbox.firestore.raw import route_watch_failures, watch_failures
+from firestore_outbox.firestore.watch_failures import route_watch_failures, watch_failures
 from firestore_outbox.observability.logs import log_event
 from firestore_outbox.relay.follow.listener import (
     HEALTH_CHECK_SECONDS,

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.api_core import exceptions as google_exceptions
 
-from firestore_outbox.firestore.raw import watch_failures
+from firestore_outbox.firestore.watch_failures import watch_failures
 from firestore_outbox.relay.follow.listener import (
     HEALTH_CHECK_SECONDS,
     POLL_WHILE_DOWN_SECONDS,

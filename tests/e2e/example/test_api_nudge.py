@@ -6,7 +6,7 @@ from __future__ import annotations
 import requests
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge.message import NUDGE_TYPE, nudged_partitions
 from tests.support.api_servers import api_server
@@ -16,7 +16,7 @@ def test_the_order_api_nudges_the_relay_with_its_events_partition(
     settings: Settings, db: firestore.Client, unique: str
 ) -> None:
     with (
-        Receiver(lambda _: Answer(202)) as relay,
+        Receiver(lambda _: ReceiverAnswer(202)) as relay,
         api_server(
             settings,
             OUTBOX_NUDGE="http",

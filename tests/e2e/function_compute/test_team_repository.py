@@ -58,7 +58,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from firestore_outbox import FirestoreUnitOfWork, Repository, get_db_client
+from firestore_outbox import FirestoreUnitOfWork, get_db_client
+from firestore_outbox.producer import Repository
 
 
 class InvoiceRepository(Repository):

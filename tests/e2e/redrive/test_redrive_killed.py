@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.redrive.reading import candidates
 from firestore_outbox.redrive.selection import Selection
 from firestore_outbox.redrive.targets import target_for
@@ -39,11 +39,11 @@ def test_a_job_killed_mid_way_resumes_without_skipping(
     runner: list[subprocess.Popen[str]] = []
     killed = threading.Event()
 
-    def kill_mid_way(_: Received) -> Answer:
+    def kill_mid_way(_: Received) -> ReceiverAnswer:
         if len(receiver.received) == KILL_AT and not killed.is_set():
             os.killpg(runner[0].pid, signal.SIGKILL)  # mid-send: the 2xx never reaches it
             killed.set()
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = kill_mid_way
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FIRESTORE_", "RELAY_"))}

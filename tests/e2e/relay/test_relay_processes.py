@@ -15,7 +15,7 @@ from pathlib import Path
 
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.support.helpers import FAST, add_orders, make_relay, outbox, relay_environment, run_until
 from tests.support.overlap import HeldUntilOverlap, held_relay_variables
@@ -44,11 +44,11 @@ def killed_on_first_delivery(
     relays: list[subprocess.Popen[str]] = []
     killed = threading.Event()
 
-    def kill_on_first_delivery(request: Received) -> Answer:
+    def kill_on_first_delivery(request: Received) -> ReceiverAnswer:
         if not killed.is_set():
             os.kill(relays[0].pid, signal.SIGKILL)
             killed.set()
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = kill_on_first_delivery
     environment = relay_environment(settings, receiver.url, RELAY_CONCURRENCY="1", **variables)

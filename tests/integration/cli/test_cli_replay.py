@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from firestore_outbox.cli.replay import EXIT_STOPPED_SHORT
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.redrive.service import jobs_collection
 from tests.support.operator_commands import Run, run_outbox, update_times  # noqa: F401
 from tests.support.redrive import seed
@@ -81,7 +81,7 @@ def test_json_is_one_document_and_a_run_stopped_by_a_failing_consumer_exits_3(
     done = json.loads(out)
     assert done["run"]["stopped"] == "done" and done["run"]["sent"] == 3
     assert done["job"]["state"] == "RUNNING"  # as created; the run took it to DONE
-    receiver.respond = lambda _: Answer(503)
+    receiver.respond = lambda _: ReceiverAnswer(503)
     code, out, _ = run("replay", "--json", "--yes", "--aggregate-id", "a")
     assert code == EXIT_STOPPED_SHORT
     assert json.loads(out)["run"]["stopped"] == "retry"

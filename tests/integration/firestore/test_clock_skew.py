@@ -9,7 +9,7 @@ import threading
 import time_machine
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.support.helpers import FAST, add_orders, make_relay, outbox
 
@@ -22,7 +22,7 @@ def test_a_relay_with_a_fast_clock_leaves_a_live_lease_alone(
     deliveries: list[str] = []
     first = threading.Event()
 
-    def downstream(request: Received) -> Answer:
+    def downstream(request: Received) -> ReceiverAnswer:
         deliveries.append(request.headers["ce-id"])
         if not first.is_set():
             first.set()
@@ -34,7 +34,7 @@ def test_a_relay_with_a_fast_clock_leaves_a_live_lease_alone(
             with time_machine.travel(ahead, tick=True):
                 assert dt.datetime.now(dt.timezone.utc) >= ahead  # the skew is real
                 skewed.update(make_relay(db, settings, receiver.url).run())
-        return Answer(200, body=b"{}")
+        return ReceiverAnswer(200, body=b"{}")
 
     with Receiver(downstream) as receiver:
         summary = make_relay(db, settings, receiver.url).run()

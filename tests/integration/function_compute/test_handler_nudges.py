@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.clock import ClockNotSet
 from firestore_outbox.firestore.settings import Settings
@@ -157,9 +157,9 @@ def test_a_nudge_of_every_partition_reads_on_no_more_threads_than_the_relay_publ
     add_orders(db, settings, 40)  # events in most of the 16 partitions
     readers: list[int] = []
 
-    def count_readers(_: Received) -> Answer:  # while the run is under way
+    def count_readers(_: Received) -> ReceiverAnswer:  # while the run is under way
         readers.append(sum(t.name.startswith("relay-pages") for t in threading.enumerate()))
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = count_readers
     relay = make_relay(db, settings, receiver.url, concurrency=2, partitions_per_claim=2)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
@@ -32,10 +32,10 @@ def test_firestore_unavailable_mid_run_returns_an_error_and_loses_nothing(
         db = get_db_client(settings)
         event_ids = add_orders(db, settings, 40)
 
-        def pause_on_the_tenth(request: Received) -> Answer:
+        def pause_on_the_tenth(request: Received) -> ReceiverAnswer:
             if len(receiver.received) == 10:
                 emulator.pause()
-            return Answer(200)
+            return ReceiverAnswer(200)
 
         receiver.respond = pause_on_the_tenth
         use(
@@ -57,7 +57,7 @@ def test_firestore_unavailable_mid_run_returns_an_error_and_loses_nothing(
         assert failed["status"] == "error" and failed["error"].startswith("Firestore")
         assert failed["unsettled"] > 0  # delivered, never settled: delivered again later
 
-        receiver.respond = lambda _: Answer(200)
+        receiver.respond = lambda _: ReceiverAnswer(200)
         for n in range(40):
             events = outbox(db, settings)
             if {e["status"] for e in events.values()} == {"PROCESSED"}:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
 from firestore_outbox.producer.uow import FirestoreUnitOfWork
@@ -45,11 +45,11 @@ class HoldFirst:
     def __init__(self) -> None:
         self.holding, self.go = threading.Event(), threading.Event()
 
-    def __call__(self, _: Received) -> Answer:
+    def __call__(self, _: Received) -> ReceiverAnswer:
         if not self.holding.is_set():
             self.holding.set()
             assert self.go.wait(20)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
 
 @pytest.mark.parametrize("recheck", [True, False])

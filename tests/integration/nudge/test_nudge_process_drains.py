@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from google.cloud import firestore
 
 from firestore_outbox.config.shortcuts import nudger_for
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.nudge import Nudger
 from firestore_outbox.partitions import DEFAULT_PARTITIONS, partition_of
@@ -49,7 +49,7 @@ class HoldUntil:
         self.order: list[str] = []
         self._lock = threading.Lock()
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         subject = request.headers.get("ce-subject", "")
         with self._lock:
             self.order.append(subject)
@@ -58,7 +58,7 @@ class HoldUntil:
         elif subject == self.held and not self.holding.is_set():
             self.holding.set()
             self.met = self.arrived.wait(HOLD_SECONDS)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
 
 def commit(db: firestore.Client, settings: Settings, nudger: Nudger, aggregate: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from google.cloud import firestore
 
 from app.api import make_api
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.idempotency.config import IdempotencyConfig
 from firestore_outbox.observability.metrics import BacklogGauges
@@ -48,14 +48,14 @@ def test_counts_durations_and_lag_after_two_delivered_one_retried_one_failed(
     metric_reader()
     seen: Counter[str] = Counter()
 
-    def respond(request: Received) -> Answer:
+    def respond(request: Received) -> ReceiverAnswer:
         customer = request.json()["customerId"]
         seen[customer] += 1
         if customer == "customer-2":
-            return Answer(422)  # rejected: FAILED at once
+            return ReceiverAnswer(422)  # rejected: FAILED at once
         if customer == "customer-3" and seen[customer] == 1:
-            return Answer(503)  # retried once, then delivered
-        return Answer(200)
+            return ReceiverAnswer(503)  # retried once, then delivered
+        return ReceiverAnswer(200)
 
     add_orders(db, settings, 4)
     before = snapshot()

@@ -15,7 +15,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 
 from bench.latency_proxy import DelayProxy
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.deadline import UNANSWERED
 from firestore_outbox.firestore.settings import Settings
@@ -46,8 +46,8 @@ def test_a_handler_invocation_exports_the_backlog_as_the_run_left_it(
     later = utcnow().replace(microsecond=0)
     add_raw_event(db, settings, f"{unique}-later", nextAttemptAt=later.replace(year=later.year + 1))
 
-    def respond(request: Received) -> Answer:
-        return Answer(422 if request.headers.get("ce-id", "").endswith("-refused") else 200)
+    def respond(request: Received) -> ReceiverAnswer:
+        return ReceiverAnswer(422 if request.headers.get("ce-id", "").endswith("-refused") else 200)
 
     with Receiver(respond) as downstream, Receiver() as collector:
         env = {

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from function_compute.relay_handler import handler
 from tests.support.helpers import add_orders, outbox, relay_environment
@@ -43,9 +43,9 @@ def leaky(key_info: dict[str, Any]) -> Any:
     """A downstream that fails and echoes every secret it can think of in its error body."""
     pem_line = key_info["private_key"].splitlines()[1]
 
-    def respond(request: Received) -> Answer:
+    def respond(request: Received) -> ReceiverAnswer:
         body = f"503 for {request.path}: {AK_SECRET} {STS_TOKEN} {pem_line}"
-        return Answer(503, body=body.encode())
+        return ReceiverAnswer(503, body=body.encode())
 
     return respond
 

@@ -18,7 +18,7 @@ from app.api import make_orders_app
 from app.order_counter import OrderCounter, ReceiverConfig
 from app.services import create_new_order
 from app.uow import FirestoreUnitOfWork
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.support.helpers import add_orders, add_raw_event, make_relay, outbox
 from tests.support.otel import finished_spans, span_exporter
@@ -91,7 +91,7 @@ def test_a_failed_attempt_is_an_error_span_and_each_attempt_its_own_span(
     [stored] = outbox(db, settings).values()
     assert "traceparent" not in stored
 
-    with Receiver(lambda _: Answer(503)) as receiver:
+    with Receiver(lambda _: ReceiverAnswer(503)) as receiver:
         make_relay(db, settings, receiver.url).run()
         requests = receiver.received
     sends = [span for span in finished_spans() if span.name.startswith("send ")]
@@ -116,10 +116,10 @@ def test_a_publish_span_starts_when_its_publish_begins_not_when_its_batch_is_han
     add_orders(db, settings, 3)
     arrived: list[int] = []
 
-    def slowly(_: Received) -> Answer:
+    def slowly(_: Received) -> ReceiverAnswer:
         arrived.append(time.time_ns())
         time.sleep(0.1)
-        return Answer()
+        return ReceiverAnswer()
 
     with Receiver(slowly) as receiver:
         summary = make_relay(db, settings, receiver.url, concurrency=1).run()
@@ -142,10 +142,10 @@ def test_an_attempt_handed_back_unsent_leaves_no_span(
     unsent and no span says they were sent."""
     add_orders(db, settings, 6)
 
-    def refuse(received: Received) -> Answer:
+    def refuse(received: Received) -> ReceiverAnswer:
         if not receiver.received[:-1]:  # the first: slow, so that all six are handed out
             time.sleep(0.3)  # within the 0.5 s the attempt has
-        return Answer(401)
+        return ReceiverAnswer(401)
 
     with Receiver(refuse) as receiver:
         summary = make_relay(db, settings, receiver.url, concurrency=1).run()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
 from firestore_outbox.publishers.http.publisher import HttpPublisher
@@ -41,7 +41,7 @@ def publish(url: str) -> tuple[Outcome, str]:
 def test_the_endpoint_refusing_us_is_the_channels_fault_a_bad_request_the_events(
     receiver: Receiver, status: int, outcome: Outcome
 ) -> None:
-    receiver.respond = lambda _: Answer(status)
+    receiver.respond = lambda _: ReceiverAnswer(status)
     assert publish(receiver.url) == (outcome, f"HTTP {status}")
 
 
@@ -127,6 +127,6 @@ def test_function_compute_errors_are_classified_by_status_and_code(
     receiver: Receiver, status: int, code: str, outcome: Outcome
 ) -> None:
     body = f'{{"ErrorCode":"{code}","ErrorMessage":"no"}}'.encode()
-    receiver.respond = lambda _: Answer(status, body=body)
+    receiver.respond = lambda _: ReceiverAnswer(status, body=body)
     result = fc_publisher(receiver).publish(DELIVERY)
     assert result.outcome is outcome and code in (result.error or "")

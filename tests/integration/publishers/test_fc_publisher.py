@@ -10,7 +10,7 @@ import json
 import pytest
 
 from firestore_outbox.consumer.events import verify_event
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.fc.fc2 import FcPublisher, FcTarget
 from firestore_outbox.publishers.fc.settings import FcSettings
@@ -83,21 +83,23 @@ def test_a_qualifier_and_sync_invocation(receiver: Receiver) -> None:
 @pytest.mark.parametrize(
     ("answer", "outcome"),
     [
-        (Answer(202), Outcome.DELIVERED),
+        (ReceiverAnswer(202), Outcome.DELIVERED),
         (
-            Answer(429, body=b'{"ErrorCode":"ResourceThrottled","ErrorMessage":"slow down"}'),
+            ReceiverAnswer(
+                429, body=b'{"ErrorCode":"ResourceThrottled","ErrorMessage":"slow down"}'
+            ),
             Outcome.RETRY,
         ),
-        (Answer(503, body=b"<html>bad gateway</html>"), Outcome.RETRY),  # not JSON
-        (Answer(500, body=b'{"ErrorCode":"InternalServerError"}'), Outcome.RETRY),
-        (Answer(404, body=b'{"ErrorCode":"FunctionNotFound"}'), Outcome.CHANNEL),
-        (Answer(403, body=b"denied"), Outcome.CHANNEL),  # not JSON
-        (Answer(400, body=b"bad"), Outcome.REJECTED),
-        (Answer(200, (("X-Fc-Error-Type", "UnhandledInvocationError"),)), Outcome.RETRY),
+        (ReceiverAnswer(503, body=b"<html>bad gateway</html>"), Outcome.RETRY),  # not JSON
+        (ReceiverAnswer(500, body=b'{"ErrorCode":"InternalServerError"}'), Outcome.RETRY),
+        (ReceiverAnswer(404, body=b'{"ErrorCode":"FunctionNotFound"}'), Outcome.CHANNEL),
+        (ReceiverAnswer(403, body=b"denied"), Outcome.CHANNEL),  # not JSON
+        (ReceiverAnswer(400, body=b"bad"), Outcome.REJECTED),
+        (ReceiverAnswer(200, (("X-Fc-Error-Type", "UnhandledInvocationError"),)), Outcome.RETRY),
     ],
 )
 def test_answers_are_classified_like_http_deliveries(
-    receiver: Receiver, answer: Answer, outcome: Outcome
+    receiver: Receiver, answer: ReceiverAnswer, outcome: Outcome
 ) -> None:
     receiver.respond = lambda _: answer
     result = publisher(endpoint(receiver)).publish(DELIVERY)
@@ -109,7 +111,9 @@ def test_answers_are_classified_like_http_deliveries(
 
 
 def test_no_credential_reaches_an_error(receiver: Receiver) -> None:
-    receiver.respond = lambda r: Answer(400, body=f"bad token {TOKEN} key {SECRET}".encode())
+    receiver.respond = lambda r: ReceiverAnswer(
+        400, body=f"bad token {TOKEN} key {SECRET}".encode()
+    )
     result = publisher(endpoint(receiver)).publish(DELIVERY)
     assert result.error and TOKEN not in result.error and SECRET not in result.error
 

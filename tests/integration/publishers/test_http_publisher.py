@@ -7,7 +7,7 @@ import time
 import pytest
 
 from firestore_outbox.consumer.events import verify_request
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.publishers.base import Delivery, Outcome
 from firestore_outbox.publishers.http.publisher import HttpPublisher
 from firestore_outbox.publishers.http.settings import HttpSettings
@@ -34,16 +34,18 @@ def test_one_keep_alive_connection_carries_many_deliveries(receiver: Receiver) -
 
 
 def test_a_redirect_is_not_followed(receiver: Receiver) -> None:
-    receiver.respond = lambda _: Answer(302, (("Location", "http://127.0.0.1:9/elsewhere"),))
+    receiver.respond = lambda _: ReceiverAnswer(
+        302, (("Location", "http://127.0.0.1:9/elsewhere"),)
+    )
     result = publisher(receiver.url).publish(DELIVERY)
     assert result.outcome is Outcome.RETRY and result.error == "HTTP 302"
     assert len(receiver.received) == 1
 
 
 def test_a_slow_answer_times_out_and_names_no_secret(receiver: Receiver) -> None:
-    def slow(_: Received) -> Answer:
+    def slow(_: Received) -> ReceiverAnswer:
         time.sleep(1.0)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = slow
     url = receiver.url + "?key=hunter2"
@@ -62,7 +64,9 @@ def test_a_refused_connection_is_the_channels_fault_and_names_no_secret() -> Non
 
 
 def test_retry_after_and_the_answer_body_are_reported(receiver: Receiver) -> None:
-    receiver.respond = lambda _: Answer(503, (("Retry-After", "9"),), b"down for\nmaintenance")
+    receiver.respond = lambda _: ReceiverAnswer(
+        503, (("Retry-After", "9"),), b"down for\nmaintenance"
+    )
     result = publisher(receiver.url).publish(DELIVERY)
     assert (result.outcome, result.retry_after) == (Outcome.RETRY, 9.0)
     assert result.error == "HTTP 503: down for maintenance"

@@ -9,7 +9,7 @@ import pytest
 from google.cloud import firestore
 
 from firestore_outbox.firestore.settings import Settings
-from firestore_outbox.observability.metrics import AttemptMetrics
+from firestore_outbox.observability.attempt_metrics import AttemptMetrics
 from firestore_outbox.publishers.base import Delivery, Publisher, PublishResult
 from firestore_outbox.relay import Relay
 from tests.support.helpers import add_orders, fast_config, outbox

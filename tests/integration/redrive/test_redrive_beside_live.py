@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.redrive.selection import Selection
 from firestore_outbox.redrive.targets import target_for
 from tests.support.helpers import add_own_event, make_relay, outbox, run_until
@@ -31,12 +31,12 @@ def test_live_delivery_keeps_its_order_beside_a_job(
     both = threading.Barrier(2, timeout=30)
     overlapped: list[str] = []
 
-    def meet_once(request: Received) -> Answer:
+    def meet_once(request: Received) -> ReceiverAnswer:
         kind = "replay" if "ce-outboxreplay" in request.headers else "live"
         if kind not in overlapped:
             overlapped.append(kind)
             both.wait()
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = meet_once
     reports: list[Any] = []

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from firestore_outbox.consumer import InvalidSignature, verify_request
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.redrive.job import JobState
 from firestore_outbox.redrive.selection import Selection
 from firestore_outbox.redrive.targets import target_for
@@ -35,10 +35,10 @@ def operator_at(n: int, command: str, service: Any, job_id: str, receiver: Recei
     """A downstream whose n-th request finds the job moved by an operator (`command`) while
     it is being sent: the runner must see it at its next progress write."""
 
-    def respond(_: Received) -> Answer:
+    def respond(_: Received) -> ReceiverAnswer:
         if len(receiver.received) == n:
             service.jobs.move(job_id, command)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     return respond
 
@@ -83,9 +83,9 @@ def test_the_rate_is_respected_over_the_run(db: Any, settings: Any, receiver: Re
     seed(db, settings)
     arrivals: list[float] = []
 
-    def timed(_: Received) -> Answer:
+    def timed(_: Received) -> ReceiverAnswer:
         arrivals.append(time.monotonic())
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = timed
     service, _ = redrive(db, settings, receiver.url)
@@ -119,11 +119,11 @@ def test_a_second_runner_cannot_take_a_job_held_by_the_first(
     seed(db, settings, 6)
     arrived, release = threading.Event(), threading.Event()
 
-    def hold_first(request: Received) -> Answer:
+    def hold_first(request: Received) -> ReceiverAnswer:
         if request.event_id == "ev-000":
             arrived.set()
             release.wait(30)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = hold_first
     # the held request must outlast neither its read timeout nor the lease
@@ -169,7 +169,7 @@ def test_a_paused_job_resumes_where_it_stopped(db: Any, settings: Any, receiver:
     receiver.respond = operator_at(4, "pause", service, job.job_id, receiver)
     assert service.run(job.job_id, flush_seconds=0).stopped == "paused"
     assert not service.run(job.job_id).started
-    receiver.respond = lambda _: Answer(200)
+    receiver.respond = lambda _: ReceiverAnswer(200)
     service.jobs.move(job.job_id, "resume")
     assert service.run(job.job_id, flush_seconds=0).stopped == "done"
     assert sorted(str(r.event_id) for r in receiver.received) == sorted(ids(delivered(events)))
@@ -181,11 +181,11 @@ def test_an_answer_to_retry_ends_the_run_and_the_next_run_sends_that_event_first
     seed(db, settings, 6)
     refused: list[str] = []
 
-    def unavailable_once(request: Received) -> Answer:
+    def unavailable_once(request: Received) -> ReceiverAnswer:
         if request.event_id == "ev-003" and not refused:
             refused.append("ev-003")
-            return Answer(503)
-        return Answer(200)
+            return ReceiverAnswer(503)
+        return ReceiverAnswer(200)
 
     receiver.respond = unavailable_once
     service, _ = redrive(db, settings, receiver.url)

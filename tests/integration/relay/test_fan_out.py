@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay.fan_out import FAN_OUT_TYPE
 from function_compute.relay_handler import handler
@@ -37,13 +37,13 @@ class FunctionCompute:
         self.threads: list[threading.Thread] = []
         self.refused = 0
 
-    def __call__(self, request: Received) -> Answer:
+    def __call__(self, request: Received) -> ReceiverAnswer:
         if self.api == "3.0":
             answer = self.fc3(request)
         elif request.headers.get("authorization") != expected_signature(request):
-            answer = Answer(403)
+            answer = ReceiverAnswer(403)
         else:
-            answer = Answer(202)
+            answer = ReceiverAnswer(202)
         if answer.status != 202:
             self.refused += 1
             return answer

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.integration.relay.test_follow_listener import (
     assert_later_downs_are_failed_resubscriptions,
@@ -60,7 +60,7 @@ def test_a_partitioned_follower_keeps_a_broken_channel_alone_through_new_events(
     query = db.collection(settings.outbox_collection).where(
         filter=firestore.FieldFilter("status", "==", "PENDING")
     )
-    with Receiver(lambda _: Answer(401, body=b"bad signature")) as downstream:
+    with Receiver(lambda _: ReceiverAnswer(401, body=b"bad signature")) as downstream:
         with following(
             db, settings, downstream.url, leases="partition", follow_poll_seconds=3600.0
         ) as (watches, summary):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.support.helpers import make_relay, outbox
 from tests.support.ordering import add_steps
@@ -28,9 +28,9 @@ class Gate:
     def __init__(self) -> None:
         self.opened = threading.Event()
 
-    def __call__(self, _: Received) -> Answer:
+    def __call__(self, _: Received) -> ReceiverAnswer:
         self.opened.wait(30)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops.requeue import plan_requeue, requeue
 from firestore_outbox.publishers.base import MAX_ERROR_LENGTH
@@ -21,9 +21,9 @@ def test_the_largest_event_accepted_is_retried_held_and_delivered_by_the_partiti
 ) -> None:
     queue(db, settings, largest_accepted(db, settings)).commit()
     wide = (WIDEST * 2000).encode()
-    answers = [Answer(503, body=wide), Answer(422, body=wide), Answer(200)]
+    answers = [ReceiverAnswer(503, body=wide), ReceiverAnswer(422, body=wide), ReceiverAnswer(200)]
 
-    def downstream(_: Received) -> Answer:
+    def downstream(_: Received) -> ReceiverAnswer:
         return answers.pop(0) if len(answers) > 1 else answers[0]
 
     with Receiver(downstream) as receiver:

@@ -11,7 +11,7 @@ import threading
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.partitions import HELD, partition_of
 from firestore_outbox.relay.claim.partition_claims import PartitionLeases
@@ -42,7 +42,7 @@ def test_an_aggregate_held_meanwhile_in_a_partition_claimed_later_waits(
     assert [h.partition for h in taken] == [1]
     once = threading.Lock()
 
-    def a_fails_the_head_and_lets_go(request: Received) -> Answer:
+    def a_fails_the_head_and_lets_go(request: Received) -> ReceiverAnswer:
         if once.acquire(blocking=False):
             # A's delivery of the head was refused for good: settled FAILED, holding its
             # aggregate; A's run then ended (its budget) and released the partition.
@@ -50,7 +50,7 @@ def test_an_aggregate_held_meanwhile_in_a_partition_claimed_later_waits(
             ref.update({"status": "FAILED", "attempts": 1, HELD: True})
             a_leases.release(taken)
         threading.Event().wait(0.05)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = a_fails_the_head_and_lets_go
     summary = relay.run(instance_id="B")

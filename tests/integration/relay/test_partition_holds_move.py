@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops.held import list_held, release_held
 from firestore_outbox.partitions import partition_of
@@ -38,7 +38,7 @@ def test_no_event_is_delivered_behind_a_held_head_after_the_partition_count_chan
     held_aggregate = an_aggregate(before, after)
     monkeypatch.setenv("RELAY_PARTITIONS", str(before))  # the writers agree with the relay
     [head, *later] = add_steps(db, settings, [held_aggregate] * 3)
-    receiver.respond = lambda r: Answer(422 if r.json()["seq"] == 0 else 200)
+    receiver.respond = lambda r: ReceiverAnswer(422 if r.json()["seq"] == 0 else 200)
     make_relay(db, settings, receiver.url, partitions=before).run()
     events = outbox(db, settings)
     assert (events[head]["status"], events[head]["held"]) == ("FAILED", True)
@@ -47,7 +47,7 @@ def test_no_event_is_delivered_behind_a_held_head_after_the_partition_count_chan
     # The count changes, writers and relays together, with the aggregate held.
     monkeypatch.setenv("RELAY_PARTITIONS", str(after))
     [newest, other] = add_steps(db, settings, [held_aggregate, "elsewhere"])
-    receiver.respond = lambda r: Answer(200)
+    receiver.respond = lambda r: ReceiverAnswer(200)
     make_relay(db, settings, receiver.url, partitions=after).run()
     events = outbox(db, settings)
     assert events[other]["status"] == "PROCESSED"  # the relay did run

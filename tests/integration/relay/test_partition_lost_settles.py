@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.support.helpers import make_relay, outbox
 from tests.support.ordering import add_steps
@@ -19,7 +19,7 @@ def test_a_settle_lost_to_another_writer_does_not_keep_the_partition(
     [moved] = add_steps(db, settings, ["a"])
     ref = db.collection(settings.outbox_collection).document(moved)
 
-    def leased_by_a_relay_of_0_2_meanwhile(request: Received) -> Answer:
+    def leased_by_a_relay_of_0_2_meanwhile(request: Received) -> ReceiverAnswer:
         if request.json()["aggregate"] == "a":
             ref.update(
                 {
@@ -29,7 +29,7 @@ def test_a_settle_lost_to_another_writer_does_not_keep_the_partition(
                     "updatedAt": firestore.SERVER_TIMESTAMP,
                 }
             )
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = leased_by_a_relay_of_0_2_meanwhile
     lease = 30.0  # far longer than the test: a partition kept is kept for all of it

@@ -10,7 +10,7 @@ import random
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.ops.held import list_held, release_held
 from firestore_outbox.partitions import partition_of
@@ -52,7 +52,7 @@ def test_a_failed_head_holds_its_aggregate_until_released(
 ) -> None:
     ids = add_steps(db, settings, [aggregate] * 3 + ["free"] * 3)
     head = {"aggregate": aggregate, "seq": 0}
-    receiver.respond = lambda r: Answer(400 if r.json() == head else 200)
+    receiver.respond = lambda r: ReceiverAnswer(400 if r.json() == head else 200)
     relay = make_relay(db, settings, receiver.url)
     relay.run()
     relay.run()  # a later run does not deliver behind the hold either
@@ -78,7 +78,7 @@ def test_with_skip_a_failed_head_does_not_hold_its_aggregate(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
     ids = add_steps(db, settings, ["a"] * 3)
-    receiver.respond = lambda r: Answer(422 if r.json()["seq"] == 0 else 200)
+    receiver.respond = lambda r: ReceiverAnswer(422 if r.json()["seq"] == 0 else 200)
     make_relay(db, settings, receiver.url, failed_head="skip").run()
     events = outbox(db, settings)
     assert [events[i]["status"] for i in ids] == ["FAILED", "PROCESSED", "PROCESSED"]
@@ -120,7 +120,7 @@ def test_the_held_command_lists_held_aggregates_and_releases_one(
     run: Run,
 ) -> None:
     [failed, later] = add_steps(db, settings, ["order-7", "order-7"])
-    receiver.respond = lambda r: Answer(422 if r.json()["seq"] == 0 else 200)
+    receiver.respond = lambda r: ReceiverAnswer(422 if r.json()["seq"] == 0 else 200)
     make_relay(db, settings, receiver.url).run()
 
     code, out, _ = run("held")
@@ -142,14 +142,16 @@ def test_without_ordering_a_retried_event_does_not_hold_back_its_aggregate(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
     ids = add_steps(db, settings, ["a"] * 3)
-    receiver.respond = lambda r: Answer(503 if r.json()["seq"] == 0 else 200)
+    receiver.respond = lambda r: ReceiverAnswer(503 if r.json()["seq"] == 0 else 200)
     summary = make_relay(db, settings, receiver.url, ordering="none").run()
     events = outbox(db, settings)
     assert [events[i]["status"] for i in ids] == ["PENDING", "PROCESSED", "PROCESSED"]
     assert summary["retried"] == 1
     # With order (the default) the same answers leave the later ones waiting.
     ids = add_steps(db, settings, ["b"] * 3)
-    receiver.respond = lambda r: Answer(503 if r.json() == {"aggregate": "b", "seq": 0} else 200)
+    receiver.respond = lambda r: ReceiverAnswer(
+        503 if r.json() == {"aggregate": "b", "seq": 0} else 200
+    )
     make_relay(db, settings, receiver.url, backoff_base_seconds=30, backoff_max_seconds=60).run()
     events = outbox(db, settings)
     assert [events[i]["status"] for i in ids] == ["PENDING"] * 3

@@ -10,7 +10,7 @@ import logging
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.integration.relay.test_relay_refusals import add_event_near_the_limit
 from tests.support.helpers import add_orders, add_raw_event, make_relay, outbox
@@ -60,8 +60,12 @@ def test_a_head_parked_after_its_settle_was_refused_holds_its_aggregate(
     db.collection(settings.outbox_collection).document("huge").update({"aggregateId": "x"})
     add_raw_event(db, settings, "later", aggregateId="x", payload={"step": 2})
 
-    def answer(request: Received) -> Answer:
-        return Answer(503, body=b"busy " * 200) if request.event_id == "huge" else Answer(200)
+    def answer(request: Received) -> ReceiverAnswer:
+        return (
+            ReceiverAnswer(503, body=b"busy " * 200)
+            if request.event_id == "huge"
+            else ReceiverAnswer(200)
+        )
 
     with Receiver(answer) as downstream:
         relay = make_relay(db, settings, downstream.url)

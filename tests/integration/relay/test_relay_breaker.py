@@ -9,7 +9,7 @@ import time
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.publishers.base import Delivery, PublishResult
 from firestore_outbox.relay import Relay
@@ -21,7 +21,7 @@ def test_a_downstream_answering_401_stops_the_run_and_spends_no_attempt(
     db: firestore.Client, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     event_ids = add_orders(db, settings, 6)
-    with Receiver(lambda _: Answer(401, body=b"bad signature")) as downstream:
+    with Receiver(lambda _: ReceiverAnswer(401, body=b"bad signature")) as downstream:
         config = fast_config(downstream.url, concurrency=1)  # RELAY_BREAKER_THRESHOLD: 3
         relay = Relay(db, settings, config)  # the real HTTP publisher: 401 is CHANNEL
         with caplog.at_level(logging.ERROR, logger="firestore_outbox.relay"):

@@ -8,7 +8,7 @@ from typing import Any
 
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay
 from tests.support.helpers import (
@@ -68,7 +68,7 @@ def test_a_run_stopped_by_a_broken_channel_counts_one_break_by_its_error(
     metric_reader()
     add_orders(db, settings, 4)
     before = snapshot("outbox.channel.breaks")
-    with Receiver(lambda _: Answer(401, body=b"bad signature")) as downstream:
+    with Receiver(lambda _: ReceiverAnswer(401, body=b"bad signature")) as downstream:
         relay = Relay(db, settings, fast_config(downstream.url, concurrency=1))
         summary = relay.run()
 

@@ -12,7 +12,7 @@ import pytest
 from google.api_core import exceptions as google_exceptions
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.testing.emulator import FirestoreEmulator
@@ -65,10 +65,10 @@ def test_a_settle_firestore_refuses_parks_only_its_event(
     # Room for the lease, not for a retry's 500-character lastError.
     add_event_near_the_limit(db, settings, "huge", headroom=200)
 
-    def answer(request: Received) -> Answer:
+    def answer(request: Received) -> ReceiverAnswer:
         if request.event_id == "huge":
-            return Answer(503, body=b"busy " * 200)
-        return Answer(200)
+            return ReceiverAnswer(503, body=b"busy " * 200)
+        return ReceiverAnswer(200)
 
     with Receiver(answer) as downstream:
         summary = make_relay(db, settings, downstream.url, batch_size=10).run()
@@ -90,7 +90,7 @@ def test_settles_that_fail_for_a_while_are_retried_until_they_land(
     event_ids = add_orders(db, settings, 10)
     frozen: list[Any] = []
 
-    def freeze_on_the_last(request: Received) -> Answer:
+    def freeze_on_the_last(request: Received) -> ReceiverAnswer:
         if len(downstream.received) == len(event_ids) and not frozen:
             # The relay found nothing more to lease long ago (the batch had room for
             # more); now Firestore is unreachable for 3 s: the last settle times out
@@ -99,7 +99,7 @@ def test_settles_that_fail_for_a_while_are_retried_until_they_land(
             emulator.pause()
             frozen.append(threading.Timer(3.0, emulator.resume))
             frozen[0].start()
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     with Receiver(freeze_on_the_last) as downstream:
         relay = make_relay(
@@ -139,13 +139,13 @@ def test_a_settle_that_landed_but_whose_answer_was_lost_counts_as_processed(
 
     armed = threading.Lock()
 
-    def lose_the_settles_answer(request: Received) -> Answer:
+    def lose_the_settles_answer(request: Received) -> ReceiverAnswer:
         # Every event is leased by now: the next BatchWrite is a settle. It lands, then the
         # client's retry layer (UNAVAILABLE) or the settler (CANCELLED) sends it again, which
         # finds it written. Armed once: later answers may come before that settle is sent.
         if armed.acquire(blocking=False):
             faults.fail("BatchWrite", code, after_call=True)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     with Receiver(lose_the_settles_answer) as downstream:
         relay = make_relay(client, settings, downstream.url, batch_size=50, concurrency=1)

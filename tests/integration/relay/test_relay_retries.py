@@ -8,7 +8,7 @@ import time
 import pytest
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.support.helpers import add_orders, add_raw_event, make_relay, outbox, run_until
 
@@ -20,7 +20,7 @@ from tests.support.helpers import add_orders, add_raw_event, make_relay, outbox,
 def test_a_4xx_fails_at_once_while_408_425_429_and_5xx_are_retried(
     db: firestore.Client, settings: Settings, receiver: Receiver, status: int, retried: bool
 ) -> None:
-    receiver.respond = lambda _: Answer(status, body=b"no such customer")
+    receiver.respond = lambda _: ReceiverAnswer(status, body=b"no such customer")
     [event_id] = add_orders(db, settings, 1)
     summary = make_relay(db, settings, receiver.url).run()
 
@@ -35,9 +35,9 @@ def test_a_4xx_fails_at_once_while_408_425_429_and_5xx_are_retried(
         assert event["lastError"].startswith("rejected after attempt 1")
 
 
-def _slow(_: Received) -> Answer:
+def _slow(_: Received) -> ReceiverAnswer:
     time.sleep(1.0)  # longer than the relay's 0.5 s read timeout
-    return Answer(200)
+    return ReceiverAnswer(200)
 
 
 # A refused connection is the channel's fault, not the event's: it spends no attempt
@@ -49,7 +49,7 @@ def test_retryable_faults_back_off_then_fail_after_max_attempts(
 ) -> None:
     url = receiver.url + "?token=s3cret-in-url"
     if fault == "HTTP 503":
-        receiver.respond = lambda _: Answer(503)
+        receiver.respond = lambda _: ReceiverAnswer(503)
     else:
         receiver.respond = _slow
     [event_id] = add_orders(db, settings, 1)
@@ -81,7 +81,9 @@ def test_retry_after_is_honoured_up_to_the_cap(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
     answers = {"polite": "2", "greedy": "3600"}
-    receiver.respond = lambda r: Answer(429, (("Retry-After", answers[r.json()["orderId"]]),))
+    receiver.respond = lambda r: ReceiverAnswer(
+        429, (("Retry-After", answers[r.json()["orderId"]]),)
+    )
     for name in answers:
         add_raw_event(db, settings, name, payload={"orderId": name})
     relay = make_relay(db, settings, receiver.url, backoff_base_seconds=0.1, backoff_max_seconds=5)

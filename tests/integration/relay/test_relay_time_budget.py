@@ -7,7 +7,7 @@ import time
 
 from google.cloud import firestore
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.settings import Settings
 from tests.support.helpers import add_orders, make_relay, outbox
 
@@ -15,9 +15,9 @@ from tests.support.helpers import add_orders, make_relay, outbox
 def test_a_run_out_of_time_leaves_nothing_in_processing(
     db: firestore.Client, settings: Settings, receiver: Receiver
 ) -> None:
-    def slowish(_: Received) -> Answer:
+    def slowish(_: Received) -> ReceiverAnswer:
         time.sleep(0.1)
-        return Answer(200)
+        return ReceiverAnswer(200)
 
     receiver.respond = slowish
     event_ids = add_orders(db, settings, 60)

@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
-from firestore_outbox.consumer.receiver import Answer, Received, Receiver
+from firestore_outbox.consumer.receiver import Received, Receiver, ReceiverAnswer
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.relay import Relay, RelayConfig
@@ -53,13 +53,13 @@ def test_a_frozen_firestore_stops_publishing_and_counts_every_unsettled_delivery
         arrived: list[float] = []
         lock = threading.Lock()
 
-        def slow_then_freeze(_: Received) -> Answer:
+        def slow_then_freeze(_: Received) -> ReceiverAnswer:
             with lock:
                 arrived.append(time.monotonic())
                 if len(arrived) == 10:
                     emulator.pause()  # Firestore freezes; this delivery still gets its 2xx
             time.sleep(0.3)  # a downstream slower than a settle: publishing would go on
-            return Answer(200)
+            return ReceiverAnswer(200)
 
         receiver.respond = slow_then_freeze
         config = frozen_config(receiver.url, budget=10.0, firestore_timeout=2.0)
@@ -122,11 +122,11 @@ def test_with_firestore_frozen_every_call_ends_within_budget_and_firestore_timeo
         config = frozen_config(receiver.url, budget=budget, firestore_timeout=firestore_timeout)
         count = itertools.count(1)
 
-        def freeze_at_the_tenth(_: Received) -> Answer:
+        def freeze_at_the_tenth(_: Received) -> ReceiverAnswer:
             if next(count) == 10:
                 emulator.pause()
             time.sleep(0.3)
-            return Answer(200)
+            return ReceiverAnswer(200)
 
         receiver.respond = freeze_at_the_tenth
         started = time.monotonic()

@@ -24,7 +24,7 @@ from google.oauth2 import service_account
 
 from firestore_outbox.config.loader import Configuration
 from firestore_outbox.config.secrets import configured_secrets
-from firestore_outbox.consumer.receiver import Answer, Receiver
+from firestore_outbox.consumer.receiver import Receiver, ReceiverAnswer
 from firestore_outbox.errors import ConfigError
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
@@ -75,7 +75,7 @@ TOKEN_ANSWER = json.dumps(
 def sts() -> Iterator[Receiver]:
     """A local stand-in for Google's token exchange (STS): the project's test receiver, answering
     a token. Not Google's: this checks what google-auth sends, not what Google accepts."""
-    answer = Answer(200, (("Content-Type", "application/json"),), TOKEN_ANSWER)
+    answer = ReceiverAnswer(200, (("Content-Type", "application/json"),), TOKEN_ANSWER)
     with Receiver(lambda received: answer) as receiver:
         yield receiver
 

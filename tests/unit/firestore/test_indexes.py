@@ -26,7 +26,7 @@ from google.cloud.firestore_v1.client import Client
 from google.cloud.firestore_v1.query import Query
 
 from firestore_outbox.firestore.client import get_db_client
-from firestore_outbox.firestore.raw import QueryResult
+from firestore_outbox.firestore.results import QueryResult
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.health.reading import Watched, read_health
 from firestore_outbox.ops import find_anomalies, plan_requeue, read_status, requeue

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from firestore_outbox import ConfigError, Configuration, HttpSettings, Relay, RelayConfig
+from firestore_outbox import ConfigError, Configuration, Relay, RelayConfig
 from firestore_outbox.config.wiring import make_watchdog
 from firestore_outbox.console import make_console
 from firestore_outbox.firestore.client import get_db_client
@@ -16,6 +16,7 @@ from firestore_outbox.firestore.limits import MAX_NAME_BYTES
 from firestore_outbox.firestore.settings import Settings
 from firestore_outbox.health.settings import WatchdogSettings
 from firestore_outbox.health.watchdog import Watchdog
+from firestore_outbox.publishers import HttpSettings
 from firestore_outbox.redrive.service import Redrive, jobs_collection
 from firestore_outbox.relay import OutboxCollections
 

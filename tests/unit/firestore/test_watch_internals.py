@@ -15,6 +15,7 @@ from google.api_core import exceptions as google_exceptions
 from google.cloud.firestore_v1 import watch as watch_module
 
 from firestore_outbox.firestore import raw as watch_internals
+from firestore_outbox.firestore import watch_failures as routing
 
 
 class _RefusedCall:
@@ -72,7 +73,7 @@ def _fail_in(names: tuple[str, ...]) -> None:
 def passed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The names of the threads whose exceptions reach the process's hook (a fresh process:
     not opted in)."""
-    monkeypatch.setattr(watch_internals, "_routed", False)
+    monkeypatch.setattr(routing, "_routed", False)
     names: list[str] = []
     previous = threading.excepthook
     threading.excepthook = lambda args: names.append(args.thread.name if args.thread else "")
@@ -87,7 +88,7 @@ def test_without_the_opt_in_watch_failures_leaves_the_process_hook_alone(
 ) -> None:
     taken: list[BaseException] = []
     own = threading.excepthook
-    with watch_internals.watch_failures(taken.append):
+    with routing.watch_failures(taken.append):
         assert threading.excepthook is own
         _fail_in((watch_internals.FAILURE_THREAD,))
     assert taken == []
@@ -98,9 +99,9 @@ def test_once_opted_in_the_watch_thread_errors_are_routed_and_the_rest_passed_on
     passed: list[str],
 ) -> None:
     taken: list[BaseException] = []
-    watch_internals.route_watch_failures()
-    watch_internals.route_watch_failures()  # once per process: the second call is a no-op
-    with watch_internals.watch_failures(taken.append):
+    routing.route_watch_failures()
+    routing.route_watch_failures()  # once per process: the second call is a no-op
+    with routing.watch_failures(taken.append):
         _fail_in((watch_internals.FAILURE_THREAD, "some-other-thread"))
     _fail_in((watch_internals.FAILURE_THREAD,))  # no block running: passed on
     assert [type(e) for e in taken] == [google_exceptions.PermissionDenied]

@@ -10,7 +10,7 @@ import pytest
 
 from firestore_outbox.config.shortcuts import load_idempotency_config
 from firestore_outbox.errors import ConfigError
-from firestore_outbox.idempotency.answers import Answer, replayed, stored_fields
+from firestore_outbox.idempotency.answers import FrontDoorAnswer, replayed, stored_fields
 from firestore_outbox.idempotency.config import IdempotencyConfig
 from firestore_outbox.idempotency.crypto import AnswerUnreadable, EncryptionKeys
 from firestore_outbox.idempotency.keys import (
@@ -73,7 +73,7 @@ def test_tenants_scope_record_ids_and_are_checked() -> None:
 
 
 def test_only_whitelisted_headers_are_stored_and_replays_are_marked() -> None:
-    answer = Answer.of(
+    answer = FrontDoorAnswer.of(
         201,
         [("Content-Type", "application/json"), ("Set-Cookie", "s=1"), ("Location", "/o/1")],
         b'{"ok":1}',
@@ -86,7 +86,7 @@ def test_only_whitelisted_headers_are_stored_and_replays_are_marked() -> None:
 
 
 def test_an_answer_over_the_cap_is_kept_without_its_body() -> None:
-    stored = stored_fields(Answer.of(200, [], b"x" * 11), "rid", 10, None)
+    stored = stored_fields(FrontDoorAnswer.of(200, [], b"x" * 11), "rid", 10, None)
     assert stored["body"] is None and stored["bodyOmitted"] == 11
     again = replayed(stored, "rid", None)
     assert again.body == b"" and ("Idempotent-Body-Omitted", "true") in again.headers
@@ -94,7 +94,7 @@ def test_an_answer_over_the_cap_is_kept_without_its_body() -> None:
 
 def test_encrypted_answers_round_trip_rotate_and_refuse_a_wrong_key() -> None:
     old = EncryptionKeys.parse(f"k1:{KEY_A}")
-    stored = stored_fields(Answer.of(201, [], b"secret order"), "rid", 1024, old)
+    stored = stored_fields(FrontDoorAnswer.of(201, [], b"secret order"), "rid", 1024, old)
     assert stored["body"] is None and b"secret order" not in stored["sealed"]["ciphertext"]
     assert replayed(stored, "rid", old).body == b"secret order"
     rotated = EncryptionKeys.parse(f"k2:{KEY_B},k1:{KEY_A}")

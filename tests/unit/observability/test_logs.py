@@ -10,8 +10,8 @@ import pytest
 
 from firestore_outbox.config.secrets import configured_secrets
 from firestore_outbox.observability.logs import JsonFormatter, log_event
+from firestore_outbox.publishers import Outcome, PublishResult
 from firestore_outbox.publishers.base import error_class
-from firestore_outbox.relay import Outcome, PublishResult
 
 KEY = '{"type": "service_account", "private_key": "-----BEGIN KEY-----\\nMIIsecret\\n"}'
 

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import DEFAULT_ON, Sampler, SamplingResult
 from opentelemetry.trace import SpanKind
 
-from firestore_outbox.observability.tracing import PublishSpans
+from firestore_outbox.observability.publish_spans import PublishSpans
 
 NO_CONTEXT = {"traceparent": None, "tracestate": None}
 EXPECTED = {

@@ -107,7 +107,7 @@ def test_the_relay_writes_the_fields_the_w3c_propagator_writes_for_each_span_con
     )
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    from firestore_outbox.observability.tracing import _carried
+    from firestore_outbox.observability.span_context import carried_fields as _carried
 
     ids = (0x0AF7651916CD43DD8448EB211C80319C, 0x00AD6B7169203331)
     contexts = [

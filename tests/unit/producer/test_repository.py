@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from firestore_outbox import FirestoreUnitOfWork, Repository
+from firestore_outbox import FirestoreUnitOfWork
 from firestore_outbox.errors import InvalidInput
 from firestore_outbox.firestore.settings import Settings
+from firestore_outbox.producer import Repository
 from tests.unit.fakes import FakeDb
 
 SETTINGS = Settings()
