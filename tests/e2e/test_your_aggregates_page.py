@@ -7,6 +7,7 @@ found."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import re
 import subprocess
 import uuid
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from google.cloud.firestore import FieldFilter
 
+from firestore_outbox._lazy import PUBLIC_MODULES
 from firestore_outbox.firestore.client import get_db_client
 from firestore_outbox.firestore.settings import Settings
 from tests.e2e.test_readme_from_wheel import user_environment
@@ -40,10 +42,16 @@ def test_the_page_builds_a_package_of_its_own_on_public_names_only() -> None:
     files, scripts, commands = page_blocks()
     assert set(files) == {"billing/repository.py", "billing/uow.py", "billing/services.py"}
     assert len(scripts) == 1 and commands[0] == "outbox reconcile --aggregate invoice=invoices"
+    seen: set[str] = set()
     for text in [*files.values(), *scripts]:
-        imported = re.findall(r"^from (firestore_outbox\S*) import", text, re.M)
-        assert set(imported) <= {"firestore_outbox"}, imported
+        for module, names in re.findall(r"^from (firestore_outbox\S*) import (.+)$", text, re.M):
+            # a public face, and names on its list (a moved name would warn)
+            assert module in PUBLIC_MODULES, module
+            listed = importlib.import_module(module).__all__
+            assert {n.strip() for n in names.split(",")} <= set(listed), (module, names)
+            seen.add(module)
         assert not re.search(r"\._[a-z]", text)  # no protected name (dunders are fine)
+    assert "firestore_outbox" in seen
 
 
 def test_the_page_runs_as_written_from_the_wheel(
