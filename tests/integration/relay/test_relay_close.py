@@ -40,7 +40,9 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[Relay]:
             super().__init__(*args, **kwargs)
             relays.append(self)
 
-    monkeypatch.setattr("firestore_outbox.cli.relay.Relay", Kept)
+    # The command builds its relay through the composition root (config.wiring), which takes
+    # `Relay` from the relay's face when it builds one.
+    monkeypatch.setattr("firestore_outbox.relay.Relay", Kept)
     return relays
 
 
