@@ -75,13 +75,19 @@ def test_a_partitioned_follower_keeps_a_broken_channel_alone_through_new_events(
             # only it is sent again by the next), so the count is taken, not assumed.
             before = len(downstream.wait_for(3, timeout=20))
             assert events(caplog, "relay.channel_broken")
-            watch = query.on_snapshot(count_pending)
-            try:
-                add_orders(db, settings, 4)  # each one changes the follower's window
-                assert seen.wait(20), pending
-                threading.Event().wait(2.0)  # the follower's listener saw them too by now
-            finally:
-                watch.unsubscribe()
+            add_orders(db, settings, 4)  # each one changes the follower's window
+            # A listener of the test's own sees the 7 pending; the emulator sometimes leaves a
+            # new listen unanswered (see assert_later_downs_are_failed_resubscriptions; CI
+            # saw no snapshot in 20 s once), so an unanswered one is replaced, never waited on.
+            for _ in range(4):
+                watch = query.on_snapshot(count_pending)
+                try:
+                    if seen.wait(5):
+                        break
+                finally:
+                    watch.unsubscribe()
+            assert seen.is_set(), pending
+            threading.Event().wait(2.0)  # the follower's listener saw them too by now
         sent = len(downstream.received)
     assert sent == before, "the broken channel was sent to again"
     assert len(events(caplog, "relay.channel_broken")) == 1
