@@ -115,7 +115,8 @@ VARIABLES: tuple[Variable, ...] = (
         "`RELAY_BATCH_SIZE`",
         "`250`",
         (
-            "events leased per batch (at most 500); with `RELAY_LEASES=event`, the follow "
+            "events leased per batch (at most 500), and with partition leases at most this "
+            "many sent and not settled; with `RELAY_LEASES=event`, the follow "
             "mode's listener window too, capped at 50 (with partition leases the window is 50"
             " whatever this is)"
         ),

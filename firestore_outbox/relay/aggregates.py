@@ -153,8 +153,16 @@ class Aggregates:
 
     @property
     def in_flight(self) -> int:
+        """Aggregates with an event being published."""
         with self.changed:
             return len(self._active)
+
+    @property
+    def unsettled(self) -> int:
+        """Events taken by `heads` and not settled yet (being published, or published and
+        waiting for their settle): what a relay killed now would deliver again, at most."""
+        with self.changed:
+            return len(self._partitions)
 
     def waiting(self) -> int:
         """Events read and still waiting, blocked or not."""

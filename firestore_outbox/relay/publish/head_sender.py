@@ -72,7 +72,9 @@ class HeadSender:
         stops); whether the run stops, and whether any head went."""
         aggregates = self.aggregates
         stopping = run.stop_reason(self._stop, self._config.attempt_seconds) is not None
-        room = self._config.batch_size - aggregates.in_flight
+        # Published and not settled counts: a settle write that does not come back holds
+        # publishing at one batch, as leasing does with event leases (`InFlight`).
+        room = self._config.batch_size - aggregates.unsettled
         heads = [] if stopping else aggregates.heads(room)
         for key, partition, document in heads:
             lease = self._lease(run, key, claimed, partition, document)

@@ -167,8 +167,8 @@ class PageLoop:
         work: Callable[[], bool],
     ) -> bool:
         """Publish the heads of the queued aggregates (`HeadSender.send`) until `work()`
-        says this loop has something to do or the run stops (True), or nothing is in flight
-        and there is not `more()` to read or claim (False)."""
+        says this loop has something to do or the run stops (True), or everything taken is
+        settled and there is not `more()` to read or claim (False)."""
         aggregates = self.aggregates
         while True:
             stopping, sent = self._sender.send(run, claimed)
@@ -177,7 +177,9 @@ class PageLoop:
                     return True  # the run stops, or this loop has something to do
                 if sent:
                     continue  # room for more, perhaps
-                if aggregates.in_flight == 0 and not more():
+                # (Not `in_flight`: with the window full of events waiting for their
+                # settles, nothing is being published and the queued ones have yet to go.)
+                if aggregates.unsettled == 0 and not more():
                     return False
                 aggregates.changed.wait(_WAKE_SECONDS)
 

@@ -23,7 +23,7 @@ from tests.support.helpers import outbox, relay_environment
 from tests.support.ordering import Sequences, add_sequences
 
 ONE_SHOT_RELAYS, KILLS = 3, 4
-CONCURRENCY = 4
+CONCURRENCY, BATCH = 4, 20
 RELAY_VARIABLES = {
     "RELAY_PARTITIONS": "4",  # few partitions: relays meet on them all the time
     "RELAY_PARTITIONS_PER_CLAIM": "1",
@@ -32,7 +32,7 @@ RELAY_VARIABLES = {
     "RELAY_HTTP_TIMEOUT_SECONDS": "1",  # longer than the slow answers: no timeout duplicates
     "RELAY_BACKOFF_BASE_SECONDS": "0.05",
     "RELAY_BACKOFF_MAX_SECONDS": "0.5",
-    "RELAY_BATCH_SIZE": "20",
+    "RELAY_BATCH_SIZE": str(BATCH),
     "RELAY_CONCURRENCY": str(CONCURRENCY),
     "RELAY_TIME_BUDGET_SECONDS": "4",
     "RELAY_FOLLOW_POLL_SECONDS": "1",
@@ -117,5 +117,7 @@ def test_order_drill_every_aggregate_in_sequence_through_503s_slowness_and_kills
     if nudger is not None:
         assert nudger.counts["sent"] > 0, report  # the nudged runs did run
     assert dict(downstream.applied) == counts, report  # every event, each aggregate in full
-    # A kill can leave at most the events its relay had in flight delivered and unsettled.
-    assert downstream.duplicates <= relays.killed * CONCURRENCY, report
+    # A kill can leave at most what its relay had taken and not settled delivered again: a
+    # batch (publishes in flight, and those delivered whose settle had not landed; not only
+    # the CONCURRENCY in flight: CI saw 17 after 4 kills, `test_settle_window` pins the bound).
+    assert downstream.duplicates <= relays.killed * BATCH, report
