@@ -43,7 +43,7 @@ from firestore_outbox.relay.read.survey import (
     survey,
 )
 from firestore_outbox.relay.run.page_loop import PageLoop
-from firestore_outbox.relay.summary import Count, StopReason
+from firestore_outbox.relay.summary import Count, StopReason, Tally
 
 if TYPE_CHECKING:
     from firestore_outbox.relay.config import RelayConfig
@@ -101,14 +101,22 @@ class PartitionDrain:
         )
         self._holdings = Holdings(store, leases, config, self.aggregates, rng)
 
-    def run(self, run: Pipeline) -> StopReason:
-        """Drain until every partition was visited or a stop; returns why it stopped."""
-        if self._only is not None and run.ramp is None:
+    def survey(self, tally: Tally, *, until: float) -> Survey | None:
+        """What the run looks at first, before anything is set up to publish: a few open
+        events (`relay.read.survey`; none open: the run is done, in one read). None for a
+        nudge's run, which claims its partitions without looking (`relay.claim.nudged`)."""
+        if self._only is not None and not self._config.ramp.enabled:
+            return None
+        return survey(self._store, self._config, tally, until=until)
+
+    def run(self, run: Pipeline, looked: Survey | None) -> StopReason:
+        """Drain what `looked` (`survey()`) saw, until every partition was visited or a
+        stop; returns why it stopped."""
+        if looked is None:
             return self._run_nudged(run)
-        tally = run.tally
-        looked = survey(self._store, self._config, tally, until=run.deadline)
         if not looked.open_events:
             return StopReason.DRAINED
+        tally = run.tally
         claimed: dict[int, ClaimedPartition] = {}
         self._holdings.visit_from_now()
         with ThreadPoolExecutor(1, "relay-backlog") as beside:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from firestore_outbox.firestore.raw import DueDocument
     from firestore_outbox.relay.fan_out import FanOut
+    from firestore_outbox.relay.publish.breaker import Breaker
 
 __all__ = ["Pipeline", "Relay"]
 
@@ -176,42 +177,63 @@ class Relay:
         """Drain with the configured lease mode; `ending` hears how the run went."""
         deadline, instance, tally = ending.budget.deadline, ending.instance, ending.tally
         mode = self.config.partitions.leases
+        breaker: Breaker | None = None
 
         def take_mode() -> bool:  # False: a relay of the other lease mode may be draining
             return ending.take_mode(self._mode, mode, self.config.lock_timeout_seconds)
 
         try:
             if mode is LeaseMode.PARTITION:
-                self._leases = self._leases or self.partition_leases()
-                drain = PartitionDrain(
-                    self._store,
-                    self._leases,
-                    self._attempts,
-                    self.config,
-                    self._rng,
-                    stop=ending.stop,
-                    fan_out=self._fan_out() if fan_out and partitions is None else None,
-                    take_mode=take_mode,
-                    only=partitions,
-                    hand_off=hand_off,
-                )
-                with self.pipeline(
-                    deadline, instance, tally, on_settled=drain.aggregates.settled
-                ) as pipeline:
-                    ending.stopped_by = drain.run(pipeline)
+                breaker = self._drain_partitions(ending, fan_out, partitions, hand_off, take_mode)
             elif take_mode():
                 with self.pipeline(deadline, instance, tally) as pipeline:
                     ending.stopped_by = drain_due(self, pipeline)
+                breaker = pipeline.breaker
             else:
                 return
             if not tally[Count.LEASED] and ending.stopped_by is StopReason.DRAINED:
                 self._ramp = None  # idle: the next backlog ramps up from the start again
-            ending.broken(pipeline.breaker)
+            if breaker is not None:
+                ending.broken(breaker)
         except ReadBudgetSpent:  # a read failed after the budget: out of time, not broken
             ending.stopped_by = StopReason.BUDGET
         except google_exceptions.GoogleAPIError as exc:
             ending.failed(exc)
         ending.leave(self._mode, nudged=partitions is not None)
+
+    def _drain_partitions(
+        self,
+        ending: Ending,
+        fan_out: bool,
+        partitions: Collection[int] | None,
+        hand_off: Callable[[frozenset[int]], object] | None,
+        take_mode: Callable[[], bool],
+    ) -> Breaker | None:
+        """A run with partition leases: the survey first, then, if it saw open events (or
+        for a nudge), the pipeline and the drain. Returns the pipeline's breaker, if any."""
+        deadline, tally = ending.budget.deadline, ending.tally
+        self._leases = self._leases or self.partition_leases()
+        drain = PartitionDrain(
+            self._store,
+            self._leases,
+            self._attempts,
+            self.config,
+            self._rng,
+            stop=ending.stop,
+            fan_out=self._fan_out() if fan_out and partitions is None else None,
+            take_mode=take_mode,
+            only=partitions,
+            hand_off=hand_off,
+        )
+        looked = drain.survey(tally, until=deadline)
+        if looked is not None and not looked.open_events:
+            ending.stopped_by = StopReason.DRAINED  # idle, in one read: no pool, no settler
+            return None
+        with self.pipeline(
+            deadline, ending.instance, tally, on_settled=drain.aggregates.settled
+        ) as pipeline:
+            ending.stopped_by = drain.run(pipeline, looked)
+        return pipeline.breaker
 
     @contextmanager
     def pipeline(
