@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from firestore_outbox import edge
-from firestore_outbox._lazy import lazy_exports
+from firestore_outbox._lazy import PUBLISHERS_MOVED, lazy_exports, moved_to
 from firestore_outbox.errors import (
     BatchTooLarge,
     CommitFailed,
@@ -89,48 +89,20 @@ __all__ = [
 # Names that left this list for their audience's; they keep importing from here, with a
 # DeprecationWarning, for one release (docs/upgrading.md).
 _MOVED = {
-    **{
-        name: f"firestore_outbox.publishers.{name}"
-        for name in (
-            "AccessKeySettings",
-            "AmqpSettings",
-            "Delivery",
-            "EventBridgeSettings",
-            "Fc3Settings",
-            "FcSettings",
-            "HttpSettings",
-            "MnsSettings",
-            "Outcome",
-            "PublishResult",
-            "Publisher",
-            "RocketMqSettings",
-        )
-    },
-    **{
-        name: f"firestore_outbox.relay.{name}"
-        for name in ("FanOutSettings", "PartitionSettings", "RampSettings", "StopReason")
-    },
-    **{
-        name: f"firestore_outbox.consumer.{name}"
-        for name in (
-            "MalformedDelivery",
-            "ReceivedEvent",
-            "Verdict",
-            "verify_event",
-            "verify_kafka_message",
-        )
-    },
-    **{
-        name: f"firestore_outbox.producer.{name}" for name in ("Nudger", "Repository", "nudger_for")
-    },
-    **{
-        name: f"firestore_outbox.function_compute.{name}"
-        for name in ("HttpFunction", "RelayFunction")
-    },
-    **{
-        name: f"firestore_outbox.idempotency.{name}"
-        for name in ("IdempotencyASGIMiddleware", "IdempotencyMiddleware")
-    },
+    **PUBLISHERS_MOVED,
+    **moved_to(
+        "firestore_outbox.relay",
+        ("FanOutSettings", "PartitionSettings", "RampSettings", "StopReason"),
+    ),
+    **moved_to(
+        "firestore_outbox.consumer",
+        ("MalformedDelivery", "ReceivedEvent", "Verdict", "verify_event", "verify_kafka_message"),
+    ),
+    **moved_to("firestore_outbox.producer", ("Nudger", "Repository", "nudger_for")),
+    **moved_to("firestore_outbox.function_compute", ("HttpFunction", "RelayFunction")),
+    **moved_to(
+        "firestore_outbox.idempotency", ("IdempotencyASGIMiddleware", "IdempotencyMiddleware")
+    ),
 }
 
 __getattr__ = lazy_exports(__name__, _MOVED)

@@ -17,11 +17,11 @@ import ast
 import importlib
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PUBLIC_MODULES", "lazy_exports", "type_only_imports"]
+__all__ = ["PUBLIC_MODULES", "PUBLISHERS_MOVED", "lazy_exports", "moved_to", "type_only_imports"]
 
 # The modules whose `__all__` is the public API, an audience's list first, then the shared
 # ones; `firestore_outbox` itself re-exports the names most users need. Everything else is
@@ -39,6 +39,32 @@ PUBLIC_MODULES = (
     "firestore_outbox.errors",
     "firestore_outbox.fields",
     "firestore_outbox",
+)
+
+
+def moved_to(face: str, names: Iterable[str]) -> dict[str, str]:
+    """`moved` entries for `names` that left a list for `face`'s (`lazy_exports`)."""
+    return {name: f"{face}.{name}" for name in names}
+
+
+# The publishers' names that left the top face and the relay's for
+# `firestore_outbox.publishers` in 0.8 (docs/upgrading.md): both old places hand them out.
+PUBLISHERS_MOVED = moved_to(
+    "firestore_outbox.publishers",
+    (
+        "AccessKeySettings",
+        "AmqpSettings",
+        "Delivery",
+        "EventBridgeSettings",
+        "Fc3Settings",
+        "FcSettings",
+        "HttpSettings",
+        "MnsSettings",
+        "Outcome",
+        "PublishResult",
+        "Publisher",
+        "RocketMqSettings",
+    ),
 )
 
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from firestore_outbox._lazy import lazy_exports
+from firestore_outbox._lazy import PUBLISHERS_MOVED, lazy_exports
 
 if TYPE_CHECKING:
     from firestore_outbox.firestore.outbox_collections import OutboxCollections
@@ -74,24 +74,8 @@ __all__ = [
 # Names that left this list (for `firestore_outbox.publishers` and the top face), importable
 # from here with a DeprecationWarning for one release (docs/upgrading.md).
 _MOVED = {
-    **{
-        name: f"firestore_outbox.publishers.{name}"
-        for name in (
-            "AccessKeySettings",
-            "AmqpSettings",
-            "Delivery",
-            "EventBridgeSettings",
-            "Fc3Settings",
-            "FcSettings",
-            "HttpSettings",
-            "MnsSettings",
-            "Outcome",
-            "PublishResult",
-            "Publisher",
-            "RocketMqSettings",
-            "keep_rocketmq_out_of_home",
-        )
-    },
+    **PUBLISHERS_MOVED,
+    "keep_rocketmq_out_of_home": "firestore_outbox.publishers.keep_rocketmq_out_of_home",
     "Configuration": "firestore_outbox.Configuration",
     "load_relay_config": "firestore_outbox.load_relay_config",
 }
