@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from firestore_outbox._version import VERSION
 from firestore_outbox.publishers.base import (
     Delivery,
     PublisherOptions,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_ANSWER_BYTES", "HttpPublisher", "HttpTransport", "url_secrets"]
 
-USER_AGENT = "firestore-outbox-relay/0.2"
+USER_AGENT = f"firestore-outbox-relay/{VERSION}"
 
 
 class HttpPublisher:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from importlib.metadata import version
 
 import pytest
 
@@ -30,7 +31,8 @@ def test_one_keep_alive_connection_carries_many_deliveries(receiver: Receiver) -
     assert len({r.peer for r in receiver.received}) == 1
     request = receiver.received[0]
     assert request.body == b'{"a":1}' and request.headers["ce-id"] == "e-1"
-    assert request.headers["user-agent"].startswith("firestore-outbox-relay/")
+    # The installed package's version (before: "0.2" whatever the release).
+    assert request.headers["user-agent"] == f"firestore-outbox-relay/{version('firestore-outbox')}"
 
 
 def test_a_redirect_is_not_followed(receiver: Receiver) -> None:
