@@ -5,10 +5,10 @@ the run that drives it (`relay/run/`) nor an earlier step. Type-only imports
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import firestore_outbox.relay
+from tests.support.import_graph import imports
 
 RELAY = Path(firestore_outbox.relay.__file__).resolve().parent
 STEPS = ("claim", "read", "publish", "settle")  # partition leases' order; per-event: read first
@@ -17,22 +17,7 @@ STEPS = ("claim", "read", "publish", "settle")  # partition leases' order; per-e
 def runtime_imports(path: Path) -> set[str]:
     """The `firestore_outbox` modules `path` imports when it runs: at module level and in
     functions, not under `if TYPE_CHECKING:`."""
-    tree = ast.parse(path.read_text())
-    type_only = {
-        id(node)
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-        for statement in block.body
-        for node in ast.walk(statement)
-    }
-    found = set()
-    for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+    found = imports(path, module_level_only=False, run_time=True)
     return {name for name in found if name.startswith("firestore_outbox.")}
 
 
