@@ -132,7 +132,12 @@ class Configuration:
         return PartitionSettings.from_environment(self.get)
 
     def nudge(self) -> NudgeSettings:
-        """The nudge's settings (`OUTBOX_NUDGE`), with what its target is built from."""
+        """The nudge's settings (`OUTBOX_NUDGE`), with what its target is built from: built
+        once per configuration, since a writer asks for them at every commit."""
+        return self._nudge
+
+    @functools.cached_property
+    def _nudge(self) -> NudgeSettings:
         from firestore_outbox.nudge.settings import NudgeMode, NudgeSettings
         from firestore_outbox.relay.fan_out import FanOutSettings
 

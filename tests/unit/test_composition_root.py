@@ -117,3 +117,25 @@ def test_configuration_from_the_relay_face_still_works_with_a_warning() -> None:
     # (the import system looks the name up twice in a package: each lookup warns)
     assert caught and {w.category for w in caught} == {DeprecationWarning}
     assert "firestore_outbox.Configuration" in str(caught[0].message)
+
+
+def test_a_writers_nudger_is_found_without_building_its_settings_again(
+    environment_reads: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OUTBOX_NUDGE=process: the nudge's settings carry the whole relay configuration, which
+    # every commit asked for again (about 50 us a commit) before the configuration kept them.
+    built = [0]
+    real = relay_config.RelayConfig.from_environment
+
+    def counting(*args: object, **kwargs: object) -> relay_config.RelayConfig:
+        built[0] += 1
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(relay_config.RelayConfig, "from_environment", counting)
+    settings = Settings(project_id="root-test", emulator_host="localhost:1")
+    db = get_db_client(settings)
+    first = defaults.nudger_for(db, settings)
+    assert first is not None
+    assert all(defaults.nudger_for(db, settings) is first for _ in range(49))
+    assert built[0] == 1
+    assert environment_reads[0] == 1
